@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * iopa - private definitions shared by the module's files.
+ *
+ * Locking rules.  Each field below carries one of these tags:
+ *
+ * I: set before the object is published, then read-only.
+ * L: protected by the owning context's ctx->lock (a spinlock; never held
+ *    across a user copy, an allocation or a sleep).
+ * A: atomic, no lock.
+ *
+ * Lock order: ctx->lock, then any waitqueue lock (wake_up() is called
+ * with ctx->lock held).  No other lock is taken under ctx->lock.
+ * fput() is called under ctx->lock: it defers the final __fput() to
+ * task work or a workqueue and never sleeps.
+ *
+ * Lifetimes.  A context is referenced by its /dev/iopa file and by each
+ * submitter and worker it created.  A submitter is referenced by its fd
+ * and by each job it owns, so the jobs it left running can finish after
+ * its fd is gone.  A job belongs to exactly one list at a time (see
+ * enum iopa_job_state).  Jobs and submitters are freed outside ctx->lock.
+ */
+#ifndef _IOPA_PRIV_H
+#define _IOPA_PRIV_H
+
+#include <linux/atomic.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/iopa.h>
+
+/* Event counters kept per submitter, per context and per module. */
+enum iopa_stat {
+	IOPA_STAT_SUBMITTED,
+	IOPA_STAT_DISPATCHED,
+	IOPA_STAT_COMPLETED,
+	IOPA_STAT_CANCELLED,
+	IOPA_STAT_REQUEUED,
+	IOPA_NR_STATS,
+};
+
+/*
+ * Job states.  The first IOPA_JOB_NR_COUNTED are counted (gauges) per
+ * submitter, per context and per module.
+ *
+ *   PENDING  on sub->pending, waiting for dispatch
+ *   RUNNING  on worker->held, the worker has the job
+ *   DONE     on sub->done, the completion waits to be reaped
+ *   NEW      being built by SUBMIT, on no shared list
+ *   GONE     on a private list, about to be freed
+ *
+ * Transitions:
+ *   NEW -> PENDING                         SUBMIT
+ *   PENDING -> RUNNING                     dispatch to a worker
+ *   RUNNING -> PENDING                     worker died (once per job), or
+ *                                          FETCH could not hand it over
+ *   RUNNING -> DONE                        COMPLETE, worker died (cancel)
+ *   PENDING -> DONE                        CANCEL
+ *   PENDING, RUNNING, DONE -> GONE         submitter closed, or REAP
+ */
+enum iopa_job_state {
+	IOPA_JOB_PENDING,
+	IOPA_JOB_RUNNING,
+	IOPA_JOB_DONE,
+	IOPA_JOB_NR_COUNTED,
+	IOPA_JOB_NEW = IOPA_JOB_NR_COUNTED,
+	IOPA_JOB_GONE,
+};
+
+/**
+ * struct iopa_ctx - one open of /dev/iopa
+ * @lock: protects every L field of the context, its submitters, workers
+ *	and jobs
+ * @ref: A: references: the context file, each submitter, each worker
+ * @runnable: L: submitters with a job that may be dispatched now, in
+ *	round-robin order
+ * @workers: L: live workers
+ * @fetch_wq: workers waiting in FETCH (exclusive waits)
+ * @next_job_id: L: last job id given out
+ * @stat: L: event counters over every submitter the context has had
+ * @nr: L: jobs per counted state
+ * @nr_submitters: L: live (open) submitters
+ * @nr_workers: L: live workers
+ * @nr_waiting: L: workers sleeping in FETCH
+ */
+struct iopa_ctx {
+	spinlock_t		lock;
+	struct kref		ref;
+	struct list_head	runnable;
+	struct list_head	workers;
+	wait_queue_head_t	fetch_wq;
+	u64			next_job_id;
+	u64			stat[IOPA_NR_STATS];
+	u32			nr[IOPA_JOB_NR_COUNTED];
+	u32			nr_submitters;
+	u32			nr_workers;
+	u32			nr_waiting;
+};
+
+/**
+ * struct iopa_submitter - a submitter fd
+ * @ctx: I: the context
+ * @ref: A: references: the fd, each job
+ * @pending: L: PENDING jobs, oldest first (a requeued job at the head)
+ * @done: L: DONE jobs, in completion order
+ * @rr_node: L: on ctx->runnable iff iopa_sub_dispatchable()
+ * @wq: reapers, submitters waiting for room, poll
+ * @limit: L: most jobs of this submitter that may be RUNNING
+ * @nr_reserved: L: room taken by a SUBMIT that is building its jobs
+ * @nr: L: jobs per counted state
+ * @stat: L: event counters
+ * @closed: L: the fd is released; jobs that end are freed, not queued
+ */
+struct iopa_submitter {
+	struct iopa_ctx		*ctx;
+	struct kref		ref;
+	struct list_head	pending;
+	struct list_head	done;
+	struct list_head	rr_node;
+	wait_queue_head_t	wq;
+	u32			limit;
+	u32			nr_reserved;
+	u32			nr[IOPA_JOB_NR_COUNTED];
+	u64			stat[IOPA_NR_STATS];
+	bool			closed;
+};
+
+/**
+ * struct iopa_worker - a worker fd
+ * @ctx: I: the context
+ * @node: L: on ctx->workers
+ * @held: L: RUNNING jobs this worker holds
+ * @nr_held: L: length of @held
+ */
+struct iopa_worker {
+	struct iopa_ctx		*ctx;
+	struct list_head	node;
+	struct list_head	held;
+	u32			nr_held;
+};
+
+/**
+ * struct iopa_kjob - one submitted job (kernel side)
+ * @node: L: on the list its state names
+ * @sub: I: the submitter; the job holds a reference on it
+ * @worker: L: the holder while RUNNING
+ * @file: L: the job's file, referenced until the job ends
+ * @id: I: unique within the context once queued
+ * @user_data: I: the submitter's cookie
+ * @offset: I: byte range start
+ * @len: I: byte range length
+ * @flags: I: IOPA_JOB_F_*
+ * @cqe_flags: L: IOPA_CQE_F_* gathered so far
+ * @res: L: result, once DONE
+ * @state: L: enum iopa_job_state
+ */
+struct iopa_kjob {
+	struct list_head	node;
+	struct iopa_submitter	*sub;
+	struct iopa_worker	*worker;
+	struct file		*file;
+	u64			id;
+	u64			user_data;
+	u64			offset;
+	u64			len;
+	u32			flags;
+	u32			cqe_flags;
+	s32			res;
+	u8			state;
+};
+
+/**
+ * struct iopa_totals - module-wide counters, shown in sysfs
+ * @stat: events since load
+ * @nr: jobs per counted state
+ * @jobs: job objects allocated and not yet freed
+ * @contexts: live contexts
+ * @submitters: live submitter objects (open, or closed with running jobs)
+ * @workers: live workers
+ */
+struct iopa_totals {
+	atomic64_t		stat[IOPA_NR_STATS];
+	atomic_long_t		nr[IOPA_JOB_NR_COUNTED];
+	atomic_long_t		jobs;
+	atomic_long_t		contexts;
+	atomic_long_t		submitters;
+	atomic_long_t		workers;
+};
+
+/**
+ * struct iopa_tunables - root-writable knobs, shown in sysfs
+ * @max_jobs: outstanding (submitted, unreaped) jobs per submitter
+ * @max_submitters: live submitters per context
+ * @max_workers: live workers per context
+ *
+ * Read with READ_ONCE(): a new value applies to the next check.
+ */
+struct iopa_tunables {
+	unsigned int		max_jobs;
+	unsigned int		max_submitters;
+	unsigned int		max_workers;
+};
+
+extern struct iopa_totals iopa_totals;
+extern struct iopa_tunables iopa_tunables;
+extern const struct attribute_group *iopa_attr_groups[];
+
+struct iopa_ctx *iopa_ctx_alloc(void);
+void iopa_ctx_put(struct iopa_ctx *ctx);
+long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
+		    unsigned long arg);
+bool iopa_is_iopa_file(const struct file *file);
+int iopa_queue_init(void);
+void iopa_queue_exit(void);
+
+#endif /* _IOPA_PRIV_H */

@@ -1,0 +1,1071 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - the job queue: contexts, submitters, workers and jobs.
+ *
+ * A context (an open of /dev/iopa) creates submitter and worker fds.
+ * Submitters queue jobs; workers fetch them.  Dispatch serves the
+ * context's runnable submitters (those with a pending job and fewer than
+ * their limit running) round-robin, one job per turn, each submitter's
+ * jobs in FIFO order.  A fetched job hands the worker a new fd for the
+ * job's file.  A worker's COMPLETE moves the job to its submitter's done
+ * list, from which REAP copies completions out.
+ *
+ * Death.  A worker fd that is released with jobs held requeues each at
+ * the head of its submitter's queue once, or cancels it (-ECANCELED).
+ * A submitter fd that is released cancels its pending jobs and drops its
+ * unreaped completions; its running jobs finish into nothing.
+ *
+ * Bounds.  A submitter has at most max_jobs jobs outstanding (pending,
+ * running or unreaped, counted with the room a SUBMIT has reserved before
+ * allocating), a context at most max_submitters submitters and
+ * max_workers workers, a worker at most IOPA_WORKER_MAX_JOBS jobs.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/cpumask.h>
+#include <linux/file.h>
+#include <linux/jiffies.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "iopa.h"
+
+static struct kmem_cache *iopa_job_cache;
+
+static const struct file_operations iopa_sub_fops;
+static const struct file_operations iopa_worker_fops;
+
+/* ---- counters --------------------------------------------------------- */
+
+static void iopa_stat_add(struct iopa_submitter *sub, enum iopa_stat s,
+			  long delta)
+{
+	sub->stat[s] += delta;
+	sub->ctx->stat[s] += delta;
+	atomic64_add(delta, &iopa_totals.stat[s]);
+}
+
+/* Move @job to state @to, keeping the per-state gauges right. */
+static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
+{
+	struct iopa_submitter *sub = job->sub;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (job->state < IOPA_JOB_NR_COUNTED) {
+		sub->nr[job->state]--;
+		sub->ctx->nr[job->state]--;
+		atomic_long_dec(&iopa_totals.nr[job->state]);
+	}
+	if (to < IOPA_JOB_NR_COUNTED) {
+		sub->nr[to]++;
+		sub->ctx->nr[to]++;
+		atomic_long_inc(&iopa_totals.nr[to]);
+	}
+	job->state = to;
+}
+
+/* ---- lifetimes -------------------------------------------------------- */
+
+static void iopa_ctx_release(struct kref *ref)
+{
+	struct iopa_ctx *ctx = container_of(ref, struct iopa_ctx, ref);
+
+	WARN_ON_ONCE(!list_empty(&ctx->workers));
+	kfree(ctx);
+	atomic_long_dec(&iopa_totals.contexts);
+}
+
+/**
+ * iopa_ctx_put() - drop a reference on a context
+ * @ctx: the context
+ *
+ * Frees the context with its last reference.
+ */
+void iopa_ctx_put(struct iopa_ctx *ctx)
+{
+	kref_put(&ctx->ref, iopa_ctx_release);
+}
+
+/**
+ * iopa_ctx_alloc() - create a context for a new open of /dev/iopa
+ *
+ * Return: the context holding one reference (the file's), or NULL.
+ */
+struct iopa_ctx *iopa_ctx_alloc(void)
+{
+	struct iopa_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return NULL;
+	spin_lock_init(&ctx->lock);
+	kref_init(&ctx->ref);
+	INIT_LIST_HEAD(&ctx->runnable);
+	INIT_LIST_HEAD(&ctx->workers);
+	init_waitqueue_head(&ctx->fetch_wq);
+	atomic_long_inc(&iopa_totals.contexts);
+	return ctx;
+}
+
+static void iopa_sub_release_ref(struct kref *ref)
+{
+	struct iopa_submitter *sub = container_of(ref, struct iopa_submitter,
+						  ref);
+
+	iopa_ctx_put(sub->ctx);
+	kfree(sub);
+	atomic_long_dec(&iopa_totals.submitters);
+}
+
+static void iopa_sub_put(struct iopa_submitter *sub)
+{
+	kref_put(&sub->ref, iopa_sub_release_ref);
+}
+
+/* Free a job that is GONE or NEW, outside ctx->lock. */
+static void iopa_job_free(struct iopa_kjob *job)
+{
+	if (job->file)
+		fput(job->file);
+	iopa_sub_put(job->sub);
+	kmem_cache_free(iopa_job_cache, job);
+	atomic_long_dec(&iopa_totals.jobs);
+}
+
+static void iopa_job_free_list(struct list_head *gc)
+{
+	struct iopa_kjob *job, *tmp;
+
+	list_for_each_entry_safe(job, tmp, gc, node) {
+		list_del(&job->node);
+		iopa_job_free(job);
+		cond_resched();
+	}
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+static bool iopa_sub_dispatchable(const struct iopa_submitter *sub)
+{
+	return sub->nr[IOPA_JOB_PENDING] &&
+	       sub->nr[IOPA_JOB_RUNNING] < sub->limit;
+}
+
+/* Put @sub on, or take it off, its context's runnable list. */
+static void iopa_sub_update(struct iopa_submitter *sub)
+{
+	bool queued = !list_empty(&sub->rr_node);
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (iopa_sub_dispatchable(sub)) {
+		if (!queued)
+			list_add_tail(&sub->rr_node, &sub->ctx->runnable);
+	} else if (queued) {
+		list_del_init(&sub->rr_node);
+	}
+}
+
+/* Wake up to @n workers waiting in FETCH if a job can be dispatched. */
+static void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
+{
+	lockdep_assert_held(&ctx->lock);
+	if (n && ctx->nr_waiting && !list_empty(&ctx->runnable))
+		wake_up_nr(&ctx->fetch_wq, n);
+}
+
+/* Hand the next job to @w: round-robin over submitters, FIFO within. */
+static struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
+{
+	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_submitter *sub;
+	struct iopa_kjob *job;
+
+	lockdep_assert_held(&ctx->lock);
+	sub = list_first_entry_or_null(&ctx->runnable, struct iopa_submitter,
+				       rr_node);
+	if (!sub)
+		return NULL;
+	job = list_first_entry(&sub->pending, struct iopa_kjob, node);
+	iopa_job_set_state(job, IOPA_JOB_RUNNING);
+	list_move_tail(&job->node, &w->held);
+	job->worker = w;
+	w->nr_held++;
+	iopa_stat_add(sub, IOPA_STAT_DISPATCHED, 1);
+	/* Next turn goes to the next submitter. */
+	list_del_init(&sub->rr_node);
+	iopa_sub_update(sub);
+	return job;
+}
+
+/* Put a RUNNING or NEW job at the head of its submitter's queue. */
+static void iopa_job_queue_head(struct iopa_kjob *job)
+{
+	if (job->worker) {
+		job->worker->nr_held--;
+		job->worker = NULL;
+	}
+	iopa_job_set_state(job, IOPA_JOB_PENDING);
+	list_move(&job->node, &job->sub->pending);
+	iopa_sub_update(job->sub);
+}
+
+/*
+ * End @job for good with @res.  Its file is released now.  If its
+ * submitter is open the completion is queued to be reaped; otherwise the
+ * job moves to @gc, to be freed by the caller after unlocking.
+ */
+static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
+			 enum iopa_stat stat, struct list_head *gc)
+{
+	struct iopa_submitter *sub = job->sub;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (job->worker) {
+		job->worker->nr_held--;
+		job->worker = NULL;
+	}
+	fput(job->file);
+	job->file = NULL;
+	job->res = res;
+	job->cqe_flags |= cqe_flags;
+	iopa_stat_add(sub, stat, 1);
+	if (sub->closed) {
+		iopa_job_set_state(job, IOPA_JOB_GONE);
+		list_move_tail(&job->node, gc);
+	} else {
+		iopa_job_set_state(job, IOPA_JOB_DONE);
+		list_move_tail(&job->node, &sub->done);
+		wake_up(&sub->wq);
+	}
+	iopa_sub_update(sub);
+}
+
+/* ---- submitter -------------------------------------------------------- */
+
+static u32 iopa_sub_outstanding(const struct iopa_submitter *sub)
+{
+	return sub->nr[IOPA_JOB_PENDING] + sub->nr[IOPA_JOB_RUNNING] +
+	       sub->nr[IOPA_JOB_DONE] + sub->nr_reserved;
+}
+
+static u32 iopa_sub_room(const struct iopa_submitter *sub)
+{
+	u32 max = READ_ONCE(iopa_tunables.max_jobs);
+	u32 used = iopa_sub_outstanding(sub);
+
+	return used < max ? max - used : 0;
+}
+
+static bool iopa_sub_has_room(struct iopa_submitter *sub)
+{
+	bool room;
+
+	spin_lock(&sub->ctx->lock);
+	room = iopa_sub_room(sub) > 0;
+	spin_unlock(&sub->ctx->lock);
+	return room;
+}
+
+static bool iopa_sub_has_done(struct iopa_submitter *sub)
+{
+	bool done;
+
+	spin_lock(&sub->ctx->lock);
+	done = !list_empty(&sub->done);
+	spin_unlock(&sub->ctx->lock);
+	return done;
+}
+
+/* Reserve room for up to @want jobs; wait for room if @wait. */
+static int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
+{
+	u32 got;
+
+	for (;;) {
+		spin_lock(&sub->ctx->lock);
+		got = min(want, iopa_sub_room(sub));
+		sub->nr_reserved += got;
+		spin_unlock(&sub->ctx->lock);
+		if (got)
+			return got;
+		if (!wait)
+			return -EAGAIN;
+		if (wait_event_interruptible(sub->wq, iopa_sub_has_room(sub)))
+			return -EINTR;
+	}
+}
+
+static bool iopa_job_file_ok(const struct file *file)
+{
+	umode_t mode = file_inode(file)->i_mode;
+
+	if (iopa_is_iopa_file(file))
+		return false;
+	return S_ISREG(mode) || S_ISDIR(mode) || S_ISBLK(mode);
+}
+
+/* Copy, check and allocate one job; it takes its own file reference. */
+static int iopa_kjob_new(struct iopa_submitter *sub,
+			 const struct iopa_job __user *ujob,
+			 struct iopa_kjob **jobp)
+{
+	struct iopa_kjob *job;
+	struct iopa_job desc;
+	struct file *file;
+
+	if (copy_from_user(&desc, ujob, sizeof(desc)))
+		return -EFAULT;
+	if ((desc.flags & ~IOPA_JOB_F_ALL) || desc.reserved)
+		return -EINVAL;
+	if (desc.offset > S64_MAX || desc.len > S64_MAX - desc.offset)
+		return -EINVAL;
+	file = fget(desc.fd);
+	if (!file)
+		return -EBADF;
+	if (!iopa_job_file_ok(file)) {
+		fput(file);
+		return -EINVAL;
+	}
+	job = kmem_cache_zalloc(iopa_job_cache, GFP_KERNEL_ACCOUNT);
+	if (!job) {
+		fput(file);
+		return -ENOMEM;
+	}
+	atomic_long_inc(&iopa_totals.jobs);
+	kref_get(&sub->ref);
+	job->sub = sub;
+	job->file = file;
+	job->user_data = desc.user_data;
+	job->offset = desc.offset;
+	job->len = desc.len;
+	job->flags = desc.flags;
+	job->state = IOPA_JOB_NEW;
+	*jobp = job;
+	return 0;
+}
+
+/*
+ * Queue the @nr jobs on @batch and give back the @unused part of the
+ * room they were built in.
+ */
+static void iopa_sub_enqueue(struct iopa_submitter *sub,
+			     struct list_head *batch, u32 nr, u32 unused)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_kjob *job, *tmp;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry_safe(job, tmp, batch, node) {
+		job->id = ++ctx->next_job_id;
+		iopa_job_set_state(job, IOPA_JOB_PENDING);
+		list_move_tail(&job->node, &sub->pending);
+	}
+	sub->nr_reserved -= nr + unused;
+	iopa_stat_add(sub, IOPA_STAT_SUBMITTED, nr);
+	iopa_sub_update(sub);
+	iopa_kick_workers(ctx, nr);
+	if (unused)
+		wake_up(&sub->wq);
+	spin_unlock(&ctx->lock);
+}
+
+static long iopa_sub_submit(struct iopa_submitter *sub, void __user *argp)
+{
+	const struct iopa_job __user *ujobs;
+	struct iopa_submit arg;
+	u32 done = 0, built;
+	int ret = 0, room;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~IOPA_SUBMIT_F_ALL) || arg.reserved[0] ||
+	    arg.reserved[1])
+		return -EINVAL;
+	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
+		return -EINVAL;
+	ujobs = u64_to_user_ptr(arg.jobs);
+
+	while (done < arg.nr) {
+		LIST_HEAD(batch);
+
+		room = iopa_sub_reserve(sub, arg.nr - done,
+					arg.flags & IOPA_SUBMIT_F_WAIT);
+		if (room < 0) {
+			ret = room;
+			break;
+		}
+		for (built = 0; built < room; built++) {
+			struct iopa_kjob *job;
+
+			ret = iopa_kjob_new(sub, &ujobs[done + built], &job);
+			if (ret)
+				break;
+			list_add_tail(&job->node, &batch);
+		}
+		iopa_sub_enqueue(sub, &batch, built, room - built);
+		done += built;
+		if (ret)
+			break;
+		cond_resched();
+	}
+	return done ? done : ret;
+}
+
+static long iopa_timeout_jiffies(u64 ns)
+{
+	if (!ns)
+		return MAX_SCHEDULE_TIMEOUT;
+	return min_t(u64, nsecs_to_jiffies(ns) + 1, MAX_SCHEDULE_TIMEOUT - 1);
+}
+
+static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
+{
+	cqe->user_data = job->user_data;
+	cqe->job_id = job->id;
+	cqe->res = job->res;
+	cqe->flags = job->cqe_flags;
+}
+
+static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_cqe __user *ucqes;
+	struct iopa_kjob *job, *tmp;
+	struct iopa_reap arg;
+	u32 n = 0, copied;
+	LIST_HEAD(taken);
+	LIST_HEAD(gc);
+	long timeout;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~IOPA_REAP_F_ALL) || arg.reserved[0] ||
+	    arg.reserved[1])
+		return -EINVAL;
+	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
+		return -EINVAL;
+	ucqes = u64_to_user_ptr(arg.cqes);
+
+	timeout = iopa_timeout_jiffies(arg.timeout_ns);
+	while (!iopa_sub_has_done(sub)) {
+		if (!(arg.flags & IOPA_REAP_F_WAIT))
+			return -EAGAIN;
+		timeout = wait_event_interruptible_timeout(sub->wq,
+						iopa_sub_has_done(sub),
+						timeout);
+		if (timeout < 0)
+			return -EINTR;
+		if (!timeout)
+			return -ETIMEDOUT;
+	}
+
+	/* Take up to nr completions, copy them out unlocked. */
+	spin_lock(&ctx->lock);
+	list_for_each_entry_safe(job, tmp, &sub->done, node) {
+		if (n == arg.nr)
+			break;
+		list_move_tail(&job->node, &taken);
+		n++;
+	}
+	spin_unlock(&ctx->lock);
+
+	n = 0;
+	list_for_each_entry(job, &taken, node) {
+		struct iopa_cqe cqe;
+
+		iopa_cqe_fill(&cqe, job);
+		if (copy_to_user(&ucqes[n], &cqe, sizeof(cqe)))
+			break;
+		n++;
+	}
+	copied = n;
+
+	/* Free what was copied; put the rest back at the head, in order. */
+	spin_lock(&ctx->lock);
+	list_for_each_entry_safe(job, tmp, &taken, node) {
+		if (!n--)
+			break;
+		iopa_job_set_state(job, IOPA_JOB_GONE);
+		list_move_tail(&job->node, &gc);
+	}
+	list_splice(&taken, &sub->done);
+	wake_up(&sub->wq);
+	spin_unlock(&ctx->lock);
+
+	iopa_job_free_list(&gc);
+	return copied ? copied : -EFAULT;
+}
+
+/* A running job of @sub matching @user_data, anywhere in the context. */
+static bool iopa_sub_running(struct iopa_submitter *sub, u64 user_data)
+{
+	struct iopa_worker *w;
+	struct iopa_kjob *job;
+
+	list_for_each_entry(w, &sub->ctx->workers, node)
+		list_for_each_entry(job, &w->held, node)
+			if (job->sub == sub && job->user_data == user_data)
+				return true;
+	return false;
+}
+
+static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_kjob *job, *tmp;
+	struct iopa_cancel arg;
+	long n = 0;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~IOPA_CANCEL_F_ALLFLAGS) || arg.reserved0)
+		return -EINVAL;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry_safe(job, tmp, &sub->pending, node) {
+		if (job->user_data != arg.user_data)
+			continue;
+		/* The submitter is open: nothing goes to a gc list. */
+		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
+			     IOPA_STAT_CANCELLED, NULL);
+		n++;
+		if (!(arg.flags & IOPA_CANCEL_F_ALL))
+			break;
+	}
+	if (!n)
+		n = iopa_sub_running(sub, arg.user_data) ? -EALREADY : -ENOENT;
+	spin_unlock(&ctx->lock);
+	return n;
+}
+
+static long iopa_sub_get_limit(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_limit arg = { };
+
+	spin_lock(&sub->ctx->lock);
+	arg.limit = sub->limit;
+	spin_unlock(&sub->ctx->lock);
+	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
+static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_limit arg;
+	u32 old;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+	if (!arg.limit || arg.limit > IOPA_LIMIT_MAX)
+		return -EINVAL;
+
+	spin_lock(&ctx->lock);
+	old = sub->limit;
+	sub->limit = arg.limit;
+	iopa_sub_update(sub);
+	if (arg.limit > old)
+		iopa_kick_workers(ctx, arg.limit - old);
+	spin_unlock(&ctx->lock);
+	return 0;
+}
+
+static void iopa_stats_fill(struct iopa_stats *st, const u64 *stat,
+			    const u32 *nr)
+{
+	st->submitted = stat[IOPA_STAT_SUBMITTED];
+	st->dispatched = stat[IOPA_STAT_DISPATCHED];
+	st->completed = stat[IOPA_STAT_COMPLETED];
+	st->cancelled = stat[IOPA_STAT_CANCELLED];
+	st->requeued = stat[IOPA_STAT_REQUEUED];
+	st->pending = nr[IOPA_JOB_PENDING];
+	st->inflight = nr[IOPA_JOB_RUNNING];
+	st->unreaped = nr[IOPA_JOB_DONE];
+}
+
+static long iopa_get_features(void __user *argp)
+{
+	struct iopa_features f = {
+		.abi_version = IOPA_ABI_VERSION,
+		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL,
+		.batch_max = IOPA_BATCH_MAX,
+		.limit_max = IOPA_LIMIT_MAX,
+		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
+	};
+
+	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+static long iopa_sub_ioctl(struct file *file, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct iopa_submitter *sub = file->private_data;
+	void __user *argp = (void __user *)arg;
+	struct iopa_stats st = { };
+
+	switch (cmd) {
+	case IOPA_IOC_GET_FEATURES:
+		return iopa_get_features(argp);
+	case IOPA_IOC_SUBMIT:
+		return iopa_sub_submit(sub, argp);
+	case IOPA_IOC_REAP:
+		return iopa_sub_reap(sub, argp);
+	case IOPA_IOC_CANCEL:
+		return iopa_sub_cancel(sub, argp);
+	case IOPA_IOC_SET_LIMIT:
+		return iopa_sub_set_limit(sub, argp);
+	case IOPA_IOC_GET_LIMIT:
+		return iopa_sub_get_limit(sub, argp);
+	case IOPA_IOC_GET_STATS:
+		spin_lock(&sub->ctx->lock);
+		iopa_stats_fill(&st, sub->stat, sub->nr);
+		spin_unlock(&sub->ctx->lock);
+		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	return -ENOTTY;
+}
+
+static __poll_t iopa_sub_poll(struct file *file, poll_table *wait)
+{
+	struct iopa_submitter *sub = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &sub->wq, wait);
+	spin_lock(&sub->ctx->lock);
+	if (!list_empty(&sub->done))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (iopa_sub_room(sub))
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	spin_unlock(&sub->ctx->lock);
+	return mask;
+}
+
+/*
+ * The submitter fd is gone: cancel what is pending, drop what is
+ * unreaped.  Running jobs keep their submitter reference and are freed
+ * when their worker completes them or dies.
+ */
+static int iopa_sub_release(struct inode *inode, struct file *file)
+{
+	struct iopa_submitter *sub = file->private_data;
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_kjob *job, *tmp;
+	LIST_HEAD(gc);
+
+	spin_lock(&ctx->lock);
+	sub->closed = true;
+	ctx->nr_submitters--;
+	list_for_each_entry_safe(job, tmp, &sub->pending, node)
+		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
+			     IOPA_STAT_CANCELLED, &gc);
+	list_for_each_entry_safe(job, tmp, &sub->done, node) {
+		iopa_job_set_state(job, IOPA_JOB_GONE);
+		list_move_tail(&job->node, &gc);
+	}
+	list_del_init(&sub->rr_node);
+	spin_unlock(&ctx->lock);
+
+	iopa_job_free_list(&gc);
+	iopa_sub_put(sub);
+	return 0;
+}
+
+static const struct file_operations iopa_sub_fops = {
+	.owner		= THIS_MODULE,
+	.release	= iopa_sub_release,
+	.poll		= iopa_sub_poll,
+	.unlocked_ioctl	= iopa_sub_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
+{
+	struct iopa_submitter_create arg;
+	struct iopa_submitter *sub;
+	int fd;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+	if (arg.limit > IOPA_LIMIT_MAX)
+		return -EINVAL;
+
+	sub = kzalloc(sizeof(*sub), GFP_KERNEL_ACCOUNT);
+	if (!sub)
+		return -ENOMEM;
+	kref_init(&sub->ref);
+	INIT_LIST_HEAD(&sub->pending);
+	INIT_LIST_HEAD(&sub->done);
+	INIT_LIST_HEAD(&sub->rr_node);
+	init_waitqueue_head(&sub->wq);
+	sub->limit = arg.limit ? arg.limit :
+		     clamp_t(u32, num_online_cpus(), 1, IOPA_LIMIT_MAX);
+	sub->ctx = ctx;
+
+	spin_lock(&ctx->lock);
+	if (ctx->nr_submitters >= READ_ONCE(iopa_tunables.max_submitters)) {
+		spin_unlock(&ctx->lock);
+		kfree(sub);
+		return -ENOSPC;
+	}
+	ctx->nr_submitters++;
+	spin_unlock(&ctx->lock);
+	kref_get(&ctx->ref);
+	atomic_long_inc(&iopa_totals.submitters);
+
+	fd = anon_inode_getfd("[iopa-submitter]", &iopa_sub_fops, sub,
+			      O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		spin_lock(&ctx->lock);
+		ctx->nr_submitters--;
+		spin_unlock(&ctx->lock);
+		iopa_sub_put(sub);
+	}
+	return fd;
+}
+
+/* ---- worker ----------------------------------------------------------- */
+
+/* COMPLETE @done on behalf of @w.  Caller holds ctx->lock. */
+static int iopa_worker_complete_locked(struct iopa_worker *w,
+				       const struct iopa_done *done,
+				       struct list_head *gc)
+{
+	struct iopa_kjob *job;
+
+	lockdep_assert_held(&w->ctx->lock);
+	list_for_each_entry(job, &w->held, node) {
+		if (job->id != done->job_id)
+			continue;
+		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static long iopa_worker_complete(struct iopa_worker *w, void __user *argp)
+{
+	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_done done;
+	LIST_HEAD(gc);
+	int ret;
+
+	if (copy_from_user(&done, argp, sizeof(done)))
+		return -EFAULT;
+	if (done.flags)
+		return -EINVAL;
+
+	spin_lock(&ctx->lock);
+	ret = iopa_worker_complete_locked(w, &done, &gc);
+	if (!ret)
+		iopa_kick_workers(ctx, 1);
+	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
+	return ret;
+}
+
+/*
+ * Give @job back to the queue head after FETCH could not hand it over
+ * (the worker's copy-out faulted).  It was never the worker's, so it is
+ * not counted as dispatched nor as requeued.
+ */
+static void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
+{
+	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_kjob *job;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry(job, &w->held, node) {
+		if (job->id != job_id)
+			continue;
+		iopa_stat_add(job->sub, IOPA_STAT_DISPATCHED, -1);
+		iopa_job_queue_head(job);
+		iopa_kick_workers(ctx, 1);
+		break;
+	}
+	spin_unlock(&ctx->lock);
+}
+
+/*
+ * FETCH, or COMPLETE_AND_FETCH when @complete: wait for a job, take it,
+ * and install a new fd for its file in the caller's file table.
+ */
+static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
+			      bool complete)
+{
+	struct iopa_fetch __user *ufetch = argp;
+	struct iopa_ctx *ctx = w->ctx;
+	struct file *file = NULL;
+	struct iopa_kjob *job;
+	struct iopa_fetch arg;
+	DEFINE_WAIT(wait);
+	long timeout;
+	LIST_HEAD(gc);
+	int fd, ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~IOPA_FETCH_F_ALL) || arg.reserved0 ||
+	    arg.reserved[0] || arg.reserved[1] || arg.done.flags)
+		return -EINVAL;
+	if (!complete && (arg.done.job_id || arg.done.res))
+		return -EINVAL;
+	timeout = iopa_timeout_jiffies(arg.timeout_ns);
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+
+	spin_lock(&ctx->lock);
+	if (complete) {
+		ret = iopa_worker_complete_locked(w, &arg.done, &gc);
+		if (ret)
+			goto out_unlock;
+	}
+	for (;;) {
+		if (w->nr_held >= IOPA_WORKER_MAX_JOBS) {
+			ret = -EBUSY;
+			break;
+		}
+		job = iopa_dispatch(w);
+		if (job) {
+			memset(&arg.work, 0, sizeof(arg.work));
+			arg.work.job_id = job->id;
+			arg.work.user_data = job->user_data;
+			arg.work.offset = job->offset;
+			arg.work.len = job->len;
+			arg.work.fd = fd;
+			if (job->cqe_flags & IOPA_CQE_F_REQUEUED)
+				arg.work.flags |= IOPA_WORK_F_REQUEUED;
+			file = get_file(job->file);
+			ret = 0;
+			break;
+		}
+		if (arg.flags & IOPA_FETCH_F_NONBLOCK) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (!timeout) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		prepare_to_wait_exclusive(&ctx->fetch_wq, &wait,
+					  TASK_INTERRUPTIBLE);
+		ctx->nr_waiting++;
+		spin_unlock(&ctx->lock);
+		timeout = schedule_timeout(timeout);
+		spin_lock(&ctx->lock);
+		ctx->nr_waiting--;
+	}
+	finish_wait(&ctx->fetch_wq, &wait);
+	/* A wakeup this worker took without taking a job goes to another. */
+	if (ret)
+		iopa_kick_workers(ctx, 1);
+out_unlock:
+	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
+
+	if (ret) {
+		put_unused_fd(fd);
+		return ret;
+	}
+	if (copy_to_user(&ufetch->work, &arg.work, sizeof(arg.work))) {
+		put_unused_fd(fd);
+		fput(file);
+		iopa_worker_unfetch(w, arg.work.job_id);
+		return -EFAULT;
+	}
+	fd_install(fd, file);
+	return 0;
+}
+
+static long iopa_worker_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct iopa_worker *w = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case IOPA_IOC_GET_FEATURES:
+		return iopa_get_features(argp);
+	case IOPA_IOC_FETCH:
+		return iopa_worker_fetch(w, argp, false);
+	case IOPA_IOC_COMPLETE:
+		return iopa_worker_complete(w, argp);
+	case IOPA_IOC_COMPLETE_AND_FETCH:
+		return iopa_worker_fetch(w, argp, true);
+	}
+	return -ENOTTY;
+}
+
+/*
+ * The worker fd is gone (close, exit, kill): requeue each held job once,
+ * or cancel it if it may not be requeued or already was.
+ */
+static int iopa_worker_release(struct inode *inode, struct file *file)
+{
+	struct iopa_worker *w = file->private_data;
+	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_kjob *job, *tmp;
+	unsigned int requeued = 0;
+	LIST_HEAD(gc);
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry_safe(job, tmp, &w->held, node) {
+		if (job->sub->closed) {
+			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_WORKER_DIED,
+				     IOPA_STAT_CANCELLED, &gc);
+		} else if ((job->flags & IOPA_JOB_F_NO_REQUEUE) ||
+			   (job->cqe_flags & IOPA_CQE_F_REQUEUED)) {
+			iopa_job_end(job, -ECANCELED,
+				     IOPA_CQE_F_CANCELED |
+				     IOPA_CQE_F_WORKER_DIED,
+				     IOPA_STAT_CANCELLED, &gc);
+		} else {
+			job->cqe_flags |= IOPA_CQE_F_REQUEUED;
+			iopa_stat_add(job->sub, IOPA_STAT_REQUEUED, 1);
+			iopa_job_queue_head(job);
+			requeued++;
+		}
+	}
+	list_del(&w->node);
+	ctx->nr_workers--;
+	iopa_kick_workers(ctx, requeued);
+	spin_unlock(&ctx->lock);
+
+	iopa_job_free_list(&gc);
+	kfree(w);
+	atomic_long_dec(&iopa_totals.workers);
+	iopa_ctx_put(ctx);
+	return 0;
+}
+
+static const struct file_operations iopa_worker_fops = {
+	.owner		= THIS_MODULE,
+	.release	= iopa_worker_release,
+	.unlocked_ioctl	= iopa_worker_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static long iopa_worker_create(struct iopa_ctx *ctx, void __user *argp)
+{
+	struct iopa_worker_create arg;
+	struct iopa_worker *w;
+	int fd;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved0 ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&w->held);
+	w->ctx = ctx;
+
+	spin_lock(&ctx->lock);
+	if (ctx->nr_workers >= READ_ONCE(iopa_tunables.max_workers)) {
+		spin_unlock(&ctx->lock);
+		kfree(w);
+		return -ENOSPC;
+	}
+	ctx->nr_workers++;
+	list_add_tail(&w->node, &ctx->workers);
+	spin_unlock(&ctx->lock);
+	kref_get(&ctx->ref);
+	atomic_long_inc(&iopa_totals.workers);
+
+	fd = anon_inode_getfd("[iopa-worker]", &iopa_worker_fops, w,
+			      O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		spin_lock(&ctx->lock);
+		list_del(&w->node);
+		ctx->nr_workers--;
+		spin_unlock(&ctx->lock);
+		kfree(w);
+		atomic_long_dec(&iopa_totals.workers);
+		iopa_ctx_put(ctx);
+	}
+	return fd;
+}
+
+/* ---- context ---------------------------------------------------------- */
+
+/**
+ * iopa_ctx_ioctl() - the ioctl commands of a context fd
+ * @ctx: the context
+ * @cmd: the command
+ * @arg: its argument, a user pointer
+ *
+ * Return: >= 0 on success (a new fd for the create commands), -ENOTTY for
+ * a command that is not a context's, or another negative errno.
+ */
+long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
+		    unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+	struct iopa_stats st = { };
+
+	switch (cmd) {
+	case IOPA_IOC_GET_FEATURES:
+		return iopa_get_features(argp);
+	case IOPA_IOC_SUBMITTER_CREATE:
+		return iopa_sub_create(ctx, argp);
+	case IOPA_IOC_WORKER_CREATE:
+		return iopa_worker_create(ctx, argp);
+	case IOPA_IOC_GET_STATS:
+		spin_lock(&ctx->lock);
+		iopa_stats_fill(&st, ctx->stat, ctx->nr);
+		st.nr_submitters = ctx->nr_submitters;
+		st.nr_workers = ctx->nr_workers;
+		st.nr_waiting = ctx->nr_waiting;
+		spin_unlock(&ctx->lock);
+		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	return -ENOTTY;
+}
+
+/**
+ * iopa_is_iopa_file() - is @file a submitter or worker fd of this module?
+ * @file: any file
+ *
+ * Such files may not be job files: a job would pin its own context.
+ *
+ * Return: true for a submitter or worker file.
+ */
+bool iopa_is_iopa_file(const struct file *file)
+{
+	return file->f_op == &iopa_sub_fops || file->f_op == &iopa_worker_fops;
+}
+
+/**
+ * iopa_queue_init() - set up the job cache
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int iopa_queue_init(void)
+{
+	iopa_job_cache = KMEM_CACHE(iopa_kjob, SLAB_ACCOUNT);
+	return iopa_job_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * iopa_queue_exit() - tear down the job cache; every job is freed by now
+ */
+void iopa_queue_exit(void)
+{
+	kmem_cache_destroy(iopa_job_cache);
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * iopa: a kernel-resident adaptive work queue for file-processing jobs.
+ *
+ * User-space ABI, version 1.  See Documentation/iopa.rst for the model.
+ *
+ * Three kinds of file descriptor carry the ABI:
+ *
+ *  - a *context* fd: each open() of /dev/iopa.  Jobs only flow between
+ *    the submitters and workers created from one context.
+ *  - a *submitter* fd: IOPA_IOC_SUBMITTER_CREATE on a context fd.  Submits
+ *    jobs, reaps their completions (poll()able), cancels them, and owns a
+ *    limit: how many of its jobs may run at once.
+ *  - a *worker* fd: IOPA_IOC_WORKER_CREATE on a context fd.  Fetches jobs
+ *    (receiving a new fd for each job's file) and completes them.
+ *
+ * Closing a submitter fd cancels its pending jobs; closing a worker fd
+ * requeues (once) or cancels the jobs it holds.  New fds are O_CLOEXEC.
+ *
+ * All commands are _IOC numbers with type IOPA_IOC_MAGIC.  Every structure
+ * has explicit padding; reserved fields must be zero and unknown flags are
+ * rejected with -EINVAL, so they can be given a meaning later.
+ */
+#ifndef _UAPI_LINUX_IOPA_H
+#define _UAPI_LINUX_IOPA_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define IOPA_DEV_NAME		"iopa"
+#define IOPA_ABI_VERSION	1
+
+/*
+ * ioctl type, free in Documentation/userspace-api/ioctl/ioctl-number.rst
+ * (checked by `make check`).  iopa uses sequence numbers 0x00-0x3f.
+ */
+#define IOPA_IOC_MAGIC		0xB9
+
+/* Largest batch accepted by IOPA_IOC_SUBMIT and IOPA_IOC_REAP. */
+#define IOPA_BATCH_MAX		4096
+/* Largest in-flight limit a submitter may be given. */
+#define IOPA_LIMIT_MAX		4096
+/* Most jobs one worker may hold (fetched, not yet completed) at once. */
+#define IOPA_WORKER_MAX_JOBS	64
+
+/* Feature bits reported by IOPA_IOC_GET_FEATURES. */
+/* The ioctl commands of ABI version 1. */
+#define IOPA_FEAT_IOCTL		(1ULL << 0)
+/* Submitter fds support poll(): EPOLLIN completions, EPOLLOUT room. */
+#define IOPA_FEAT_POLL		(1ULL << 1)
+
+/**
+ * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
+ * @abi_version: IOPA_ABI_VERSION of the running module
+ * @reserved0: zero
+ * @features: IOPA_FEAT_* bits
+ * @batch_max: IOPA_BATCH_MAX of the running module
+ * @limit_max: IOPA_LIMIT_MAX of the running module
+ * @worker_max_jobs: IOPA_WORKER_MAX_JOBS of the running module
+ * @reserved1: zero
+ * @reserved: zero
+ */
+struct iopa_features {
+	__u32	abi_version;
+	__u32	reserved0;
+	__u64	features;
+	__u32	batch_max;
+	__u32	limit_max;
+	__u32	worker_max_jobs;
+	__u32	reserved1;
+	__u64	reserved[4];
+};
+
+/**
+ * struct iopa_submitter_create - argument of IOPA_IOC_SUBMITTER_CREATE
+ * @flags: zero (no flags are defined yet)
+ * @limit: initial in-flight limit, 1..IOPA_LIMIT_MAX; 0 for the default
+ * @reserved: zero
+ */
+struct iopa_submitter_create {
+	__u32	flags;
+	__u32	limit;
+	__u64	reserved[3];
+};
+
+/**
+ * struct iopa_worker_create - argument of IOPA_IOC_WORKER_CREATE
+ * @flags: zero (no flags are defined yet)
+ * @reserved0: zero
+ * @reserved: zero
+ */
+struct iopa_worker_create {
+	__u32	flags;
+	__u32	reserved0;
+	__u64	reserved[3];
+};
+
+/* Job flags (struct iopa_job.flags). */
+/* If the worker holding the job dies, complete it with -ECANCELED. */
+#define IOPA_JOB_F_NO_REQUEUE	(1U << 0)
+#define IOPA_JOB_F_ALL		(IOPA_JOB_F_NO_REQUEUE)
+
+/**
+ * struct iopa_job - one job, as submitted
+ * @fd: open file the job is about: a regular file, directory or block
+ *	device.  The kernel takes its own reference at submit time.
+ * @flags: IOPA_JOB_F_*
+ * @offset: start of the byte range to process
+ * @len: length of the byte range; offset + len must not exceed 2^63 - 1
+ * @user_data: opaque, returned in the completion
+ * @reserved: zero
+ */
+struct iopa_job {
+	__s32	fd;
+	__u32	flags;
+	__u64	offset;
+	__u64	len;
+	__u64	user_data;
+	__u64	reserved;
+};
+
+/* Submit flags (struct iopa_submit.flags). */
+/* Block while the submitter has max_jobs jobs outstanding, instead of -EAGAIN. */
+#define IOPA_SUBMIT_F_WAIT	(1U << 0)
+#define IOPA_SUBMIT_F_ALL	(IOPA_SUBMIT_F_WAIT)
+
+/**
+ * struct iopa_submit - argument of IOPA_IOC_SUBMIT
+ * @jobs: user pointer to an array of @nr struct iopa_job
+ * @nr: number of jobs, 1..IOPA_BATCH_MAX
+ * @flags: IOPA_SUBMIT_F_*
+ * @reserved: zero
+ *
+ * Returns the number of jobs accepted (the first ones of the array), or a
+ * negative errno if the first job could not be accepted.
+ */
+struct iopa_submit {
+	__u64	jobs;
+	__u32	nr;
+	__u32	flags;
+	__u64	reserved[2];
+};
+
+/* Completion flags (struct iopa_cqe.flags). */
+/* The job never ran to completion: cancelled, or its worker died. */
+#define IOPA_CQE_F_CANCELED	(1U << 0)
+/* The job was requeued once because the worker holding it died. */
+#define IOPA_CQE_F_REQUEUED	(1U << 1)
+/* The job ended because the worker holding it died. */
+#define IOPA_CQE_F_WORKER_DIED	(1U << 2)
+
+/**
+ * struct iopa_cqe - one completion, as reaped
+ * @user_data: the job's user_data
+ * @job_id: the id the kernel gave the job (unique within the context)
+ * @res: the worker's result, or -ECANCELED
+ * @flags: IOPA_CQE_F_*
+ */
+struct iopa_cqe {
+	__u64	user_data;
+	__u64	job_id;
+	__s32	res;
+	__u32	flags;
+};
+
+/* Reap flags (struct iopa_reap.flags). */
+/* Wait for at least one completion instead of returning -EAGAIN. */
+#define IOPA_REAP_F_WAIT	(1U << 0)
+#define IOPA_REAP_F_ALL		(IOPA_REAP_F_WAIT)
+
+/**
+ * struct iopa_reap - argument of IOPA_IOC_REAP
+ * @cqes: user pointer to an array of @nr struct iopa_cqe
+ * @nr: room in @cqes, 1..IOPA_BATCH_MAX
+ * @flags: IOPA_REAP_F_*
+ * @timeout_ns: with IOPA_REAP_F_WAIT, give up after this long with
+ *	-ETIMEDOUT; 0 waits without a time limit
+ * @reserved: zero
+ *
+ * Returns the number of completions copied to @cqes.
+ */
+struct iopa_reap {
+	__u64	cqes;
+	__u32	nr;
+	__u32	flags;
+	__u64	timeout_ns;
+	__u64	reserved[2];
+};
+
+/* Cancel flags (struct iopa_cancel.flags). */
+/* Cancel every pending job with this user_data, not just the oldest. */
+#define IOPA_CANCEL_F_ALL	(1U << 0)
+#define IOPA_CANCEL_F_ALLFLAGS	(IOPA_CANCEL_F_ALL)
+
+/**
+ * struct iopa_cancel - argument of IOPA_IOC_CANCEL
+ * @user_data: cancel the pending job(s) submitted with this user_data
+ * @flags: IOPA_CANCEL_F_*
+ * @reserved0: zero
+ *
+ * Returns the number of jobs cancelled, -EALREADY if the only matches are
+ * running, -ENOENT if nothing matches.
+ */
+struct iopa_cancel {
+	__u64	user_data;
+	__u32	flags;
+	__u32	reserved0;
+};
+
+/**
+ * struct iopa_limit - argument of IOPA_IOC_SET_LIMIT / IOPA_IOC_GET_LIMIT
+ * @limit: how many of the submitter's jobs may run at once,
+ *	1..IOPA_LIMIT_MAX
+ * @flags: zero (no flags are defined yet)
+ * @reserved: zero
+ */
+struct iopa_limit {
+	__u32	limit;
+	__u32	flags;
+	__u64	reserved[3];
+};
+
+/**
+ * struct iopa_done - argument of IOPA_IOC_COMPLETE
+ * @job_id: a job this worker holds
+ * @res: the result handed to the submitter (e.g. 0 or -errno)
+ * @flags: zero (no flags are defined yet)
+ */
+struct iopa_done {
+	__u64	job_id;
+	__s32	res;
+	__u32	flags;
+};
+
+/* Work flags (struct iopa_work.flags). */
+/* The job was requeued after the worker that held it before died. */
+#define IOPA_WORK_F_REQUEUED	(1U << 0)
+
+/**
+ * struct iopa_work - a job, as fetched by a worker
+ * @job_id: id to pass back in struct iopa_done
+ * @user_data: the submitter's user_data
+ * @offset: byte range start
+ * @len: byte range length
+ * @fd: a new O_CLOEXEC fd, in the fetching process, for the job's file;
+ *	the worker owns it and closes it
+ * @flags: IOPA_WORK_F_*
+ */
+struct iopa_work {
+	__u64	job_id;
+	__u64	user_data;
+	__u64	offset;
+	__u64	len;
+	__s32	fd;
+	__u32	flags;
+};
+
+/* Fetch flags (struct iopa_fetch.flags). */
+/* Return -EAGAIN instead of waiting when no job can be dispatched. */
+#define IOPA_FETCH_F_NONBLOCK	(1U << 0)
+#define IOPA_FETCH_F_ALL	(IOPA_FETCH_F_NONBLOCK)
+
+/**
+ * struct iopa_fetch - argument of IOPA_IOC_FETCH / IOPA_IOC_COMPLETE_AND_FETCH
+ * @timeout_ns: give up waiting after this long with -ETIMEDOUT; 0 waits
+ *	without a time limit
+ * @flags: IOPA_FETCH_F_*
+ * @reserved0: zero
+ * @done: IOPA_IOC_COMPLETE_AND_FETCH: the job to complete first;
+ *	IOPA_IOC_FETCH: zero
+ * @work: out: the job fetched
+ * @reserved: zero
+ */
+struct iopa_fetch {
+	__u64	timeout_ns;
+	__u32	flags;
+	__u32	reserved0;
+	struct iopa_done done;
+	struct iopa_work work;
+	__u64	reserved[2];
+};
+
+/**
+ * struct iopa_stats - answer of IOPA_IOC_GET_STATS
+ * @submitted: jobs accepted by IOPA_IOC_SUBMIT
+ * @dispatched: jobs handed to a worker (a requeued job counts again)
+ * @completed: jobs ended with a worker's result
+ * @cancelled: jobs ended without one (cancel, close, worker death)
+ * @requeued: jobs put back in the queue after their worker died
+ * @pending: jobs waiting to be dispatched
+ * @inflight: jobs held by workers
+ * @unreaped: ended jobs whose completion has not been reaped yet
+ * @nr_submitters: live submitters (context fd only; 0 on a submitter fd)
+ * @nr_workers: live workers (context fd only; 0 on a submitter fd)
+ * @nr_waiting: workers waiting in fetch (context fd only)
+ * @reserved: zero
+ *
+ * submitted == completed + cancelled + pending + inflight at all times.
+ * On a context fd the counts cover every submitter the context has had.
+ */
+struct iopa_stats {
+	__u64	submitted;
+	__u64	dispatched;
+	__u64	completed;
+	__u64	cancelled;
+	__u64	requeued;
+	__u64	pending;
+	__u64	inflight;
+	__u64	unreaped;
+	__u32	nr_submitters;
+	__u32	nr_workers;
+	__u32	nr_waiting;
+	__u32	reserved0;
+	__u64	reserved[4];
+};
+
+/* Any iopa fd. */
+#define IOPA_IOC_GET_FEATURES	_IOR(IOPA_IOC_MAGIC, 0x00, struct iopa_features)
+/* Context fd; returns the new fd. */
+#define IOPA_IOC_SUBMITTER_CREATE \
+	_IOW(IOPA_IOC_MAGIC, 0x01, struct iopa_submitter_create)
+#define IOPA_IOC_WORKER_CREATE	_IOW(IOPA_IOC_MAGIC, 0x02, struct iopa_worker_create)
+/* Context or submitter fd. */
+#define IOPA_IOC_GET_STATS	_IOR(IOPA_IOC_MAGIC, 0x03, struct iopa_stats)
+
+/* Submitter fd. */
+#define IOPA_IOC_SUBMIT		_IOW(IOPA_IOC_MAGIC, 0x10, struct iopa_submit)
+#define IOPA_IOC_REAP		_IOW(IOPA_IOC_MAGIC, 0x11, struct iopa_reap)
+#define IOPA_IOC_CANCEL		_IOW(IOPA_IOC_MAGIC, 0x12, struct iopa_cancel)
+#define IOPA_IOC_SET_LIMIT	_IOW(IOPA_IOC_MAGIC, 0x13, struct iopa_limit)
+#define IOPA_IOC_GET_LIMIT	_IOR(IOPA_IOC_MAGIC, 0x14, struct iopa_limit)
+
+/* Worker fd. */
+#define IOPA_IOC_FETCH		_IOWR(IOPA_IOC_MAGIC, 0x20, struct iopa_fetch)
+#define IOPA_IOC_COMPLETE	_IOW(IOPA_IOC_MAGIC, 0x21, struct iopa_done)
+#define IOPA_IOC_COMPLETE_AND_FETCH \
+	_IOWR(IOPA_IOC_MAGIC, 0x22, struct iopa_fetch)
+
+#endif /* _UAPI_LINUX_IOPA_H */
