@@ -88,7 +88,7 @@ enum iopa_job_state {
  * @nr_waiting: L: workers sleeping in FETCH
  */
 struct iopa_ctx {
-	spinlock_t		lock;
+	spinlock_t		lock;	/* the L rule */
 	struct kref		ref;
 	struct list_head	runnable;
 	struct list_head	workers;

@@ -450,27 +450,28 @@ static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
 	ucqes = u64_to_user_ptr(arg.cqes);
 
 	timeout = iopa_timeout_jiffies(arg.timeout_ns);
-	while (!iopa_sub_has_done(sub)) {
+	for (;;) {
+		/* Take up to nr completions, to copy them out unlocked. */
+		spin_lock(&ctx->lock);
+		list_for_each_entry_safe(job, tmp, &sub->done, node) {
+			if (n == arg.nr)
+				break;
+			list_move_tail(&job->node, &taken);
+			n++;
+		}
+		spin_unlock(&ctx->lock);
+		if (n)
+			break;
 		if (!(arg.flags & IOPA_REAP_F_WAIT))
 			return -EAGAIN;
 		timeout = wait_event_interruptible_timeout(sub->wq,
-						iopa_sub_has_done(sub),
-						timeout);
+							   iopa_sub_has_done(sub),
+							   timeout);
 		if (timeout < 0)
 			return -EINTR;
 		if (!timeout)
 			return -ETIMEDOUT;
 	}
-
-	/* Take up to nr completions, copy them out unlocked. */
-	spin_lock(&ctx->lock);
-	list_for_each_entry_safe(job, tmp, &sub->done, node) {
-		if (n == arg.nr)
-			break;
-		list_move_tail(&job->node, &taken);
-		n++;
-	}
-	spin_unlock(&ctx->lock);
 
 	n = 0;
 	list_for_each_entry(job, &taken, node) {
@@ -779,17 +780,25 @@ static void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 {
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_kjob *job;
+	LIST_HEAD(gc);
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry(job, &w->held, node) {
 		if (job->id != job_id)
 			continue;
+		if (job->sub->closed) {
+			/* Its submitter went away meanwhile. */
+			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
+				     IOPA_STAT_CANCELLED, &gc);
+			break;
+		}
 		iopa_stat_add(job->sub, IOPA_STAT_DISPATCHED, -1);
 		iopa_job_queue_head(job);
 		iopa_kick_workers(ctx, 1);
 		break;
 	}
 	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
 }
 
 /*

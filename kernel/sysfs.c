@@ -18,37 +18,70 @@ struct iopa_tunables iopa_tunables = {
 	.max_workers	= 1024,
 };
 
-/*
- * A root-writable unsigned tunable in [min, max].  A value that does not
- * parse or is out of range is refused with -EINVAL; the old value stays.
+/**
+ * struct iopa_tunable_attr - a root-writable unsigned tunable in [min, max]
+ * @dattr: the sysfs attribute
+ * @val: the value it shows and sets
+ * @min: smallest value accepted
+ * @max: largest value accepted
+ *
+ * A value that does not parse or is out of range is refused with -EINVAL
+ * and the old value stays.
  */
-#define IOPA_TUNABLE(_name, _min, _max)					\
-static ssize_t _name##_show(struct device *dev,				\
-			    struct device_attribute *attr, char *buf)	\
-{									\
-	return sysfs_emit(buf, "%u\n", READ_ONCE(iopa_tunables._name));	\
-}									\
-static ssize_t _name##_store(struct device *dev,			\
-			     struct device_attribute *attr,		\
-			     const char *buf, size_t count)		\
-{									\
-	unsigned int val;						\
-									\
-	if (kstrtouint(buf, 0, &val) || val < (_min) || val > (_max))	\
-		return -EINVAL;						\
-	WRITE_ONCE(iopa_tunables._name, val);				\
-	return count;							\
-}									\
-static DEVICE_ATTR_RW(_name)
+struct iopa_tunable_attr {
+	struct device_attribute	dattr;
+	unsigned int		*val;
+	unsigned int		min;
+	unsigned int		max;
+};
 
-IOPA_TUNABLE(max_jobs, 1, 1048576);
-IOPA_TUNABLE(max_submitters, 1, 65536);
-IOPA_TUNABLE(max_workers, 1, 65536);
+#define to_iopa_tunable(a) container_of(a, struct iopa_tunable_attr, dattr)
+
+static ssize_t iopa_tunable_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*to_iopa_tunable(attr)->val));
+}
+
+static ssize_t iopa_tunable_store(struct device *dev,
+				  struct device_attribute *attr,
+				  const char *buf, size_t count)
+{
+	struct iopa_tunable_attr *t = to_iopa_tunable(attr);
+	unsigned int val;
+
+	if (kstrtouint(buf, 0, &val) || val < t->min || val > t->max)
+		return -EINVAL;
+	WRITE_ONCE(*t->val, val);
+	return count;
+}
+
+static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
+	{
+		.dattr	= __ATTR(max_jobs, 0644, iopa_tunable_show,
+				 iopa_tunable_store),
+		.val	= &iopa_tunables.max_jobs,
+		.min	= 1,
+		.max	= 1048576,
+	}, {
+		.dattr	= __ATTR(max_submitters, 0644, iopa_tunable_show,
+				 iopa_tunable_store),
+		.val	= &iopa_tunables.max_submitters,
+		.min	= 1,
+		.max	= 65536,
+	}, {
+		.dattr	= __ATTR(max_workers, 0644, iopa_tunable_show,
+				 iopa_tunable_store),
+		.val	= &iopa_tunables.max_workers,
+		.min	= 1,
+		.max	= 65536,
+	},
+};
 
 static struct attribute *iopa_tunable_attrs[] = {
-	&dev_attr_max_jobs.attr,
-	&dev_attr_max_submitters.attr,
-	&dev_attr_max_workers.attr,
+	&iopa_tunable_attr_tbl[0].dattr.attr,
+	&iopa_tunable_attr_tbl[1].dattr.attr,
+	&iopa_tunable_attr_tbl[2].dattr.attr,
 	NULL,
 };
 

@@ -24,6 +24,7 @@
 #ifndef _UAPI_LINUX_IOPA_H
 #define _UAPI_LINUX_IOPA_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -45,9 +46,9 @@
 
 /* Feature bits reported by IOPA_IOC_GET_FEATURES. */
 /* The ioctl commands of ABI version 1. */
-#define IOPA_FEAT_IOCTL		(1ULL << 0)
+#define IOPA_FEAT_IOCTL		_BITULL(0)
 /* Submitter fds support poll(): EPOLLIN completions, EPOLLOUT room. */
-#define IOPA_FEAT_POLL		(1ULL << 1)
+#define IOPA_FEAT_POLL		_BITULL(1)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -97,7 +98,7 @@ struct iopa_worker_create {
 
 /* Job flags (struct iopa_job.flags). */
 /* If the worker holding the job dies, complete it with -ECANCELED. */
-#define IOPA_JOB_F_NO_REQUEUE	(1U << 0)
+#define IOPA_JOB_F_NO_REQUEUE	0x1U
 #define IOPA_JOB_F_ALL		(IOPA_JOB_F_NO_REQUEUE)
 
 /**
@@ -121,7 +122,7 @@ struct iopa_job {
 
 /* Submit flags (struct iopa_submit.flags). */
 /* Block while the submitter has max_jobs jobs outstanding, instead of -EAGAIN. */
-#define IOPA_SUBMIT_F_WAIT	(1U << 0)
+#define IOPA_SUBMIT_F_WAIT	0x1U
 #define IOPA_SUBMIT_F_ALL	(IOPA_SUBMIT_F_WAIT)
 
 /**
@@ -143,11 +144,11 @@ struct iopa_submit {
 
 /* Completion flags (struct iopa_cqe.flags). */
 /* The job never ran to completion: cancelled, or its worker died. */
-#define IOPA_CQE_F_CANCELED	(1U << 0)
+#define IOPA_CQE_F_CANCELED	0x1U
 /* The job was requeued once because the worker holding it died. */
-#define IOPA_CQE_F_REQUEUED	(1U << 1)
+#define IOPA_CQE_F_REQUEUED	0x2U
 /* The job ended because the worker holding it died. */
-#define IOPA_CQE_F_WORKER_DIED	(1U << 2)
+#define IOPA_CQE_F_WORKER_DIED	0x4U
 
 /**
  * struct iopa_cqe - one completion, as reaped
@@ -165,7 +166,7 @@ struct iopa_cqe {
 
 /* Reap flags (struct iopa_reap.flags). */
 /* Wait for at least one completion instead of returning -EAGAIN. */
-#define IOPA_REAP_F_WAIT	(1U << 0)
+#define IOPA_REAP_F_WAIT	0x1U
 #define IOPA_REAP_F_ALL		(IOPA_REAP_F_WAIT)
 
 /**
@@ -189,7 +190,7 @@ struct iopa_reap {
 
 /* Cancel flags (struct iopa_cancel.flags). */
 /* Cancel every pending job with this user_data, not just the oldest. */
-#define IOPA_CANCEL_F_ALL	(1U << 0)
+#define IOPA_CANCEL_F_ALL	0x1U
 #define IOPA_CANCEL_F_ALLFLAGS	(IOPA_CANCEL_F_ALL)
 
 /**
@@ -234,7 +235,7 @@ struct iopa_done {
 
 /* Work flags (struct iopa_work.flags). */
 /* The job was requeued after the worker that held it before died. */
-#define IOPA_WORK_F_REQUEUED	(1U << 0)
+#define IOPA_WORK_F_REQUEUED	0x1U
 
 /**
  * struct iopa_work - a job, as fetched by a worker
@@ -257,7 +258,7 @@ struct iopa_work {
 
 /* Fetch flags (struct iopa_fetch.flags). */
 /* Return -EAGAIN instead of waiting when no job can be dispatched. */
-#define IOPA_FETCH_F_NONBLOCK	(1U << 0)
+#define IOPA_FETCH_F_NONBLOCK	0x1U
 #define IOPA_FETCH_F_ALL	(IOPA_FETCH_F_NONBLOCK)
 
 /**
