@@ -9,8 +9,10 @@
  *    across a user copy, an allocation or a sleep).
  * A: atomic, no lock.
  *
- * Lock order: ctx->lock, then any waitqueue lock (wake_up() is called
- * with ctx->lock held).  No other lock is taken under ctx->lock.
+ * Lock order: ctx->lock is the outermost lock of the module.  Under it
+ * only the core's own leaf locks are taken: waitqueue locks (wake_up(),
+ * finish_wait()) and what they nest (scheduler, epoll).  Nothing under
+ * ctx->lock sleeps, copies from or to user memory, or allocates.
  * fput() is called under ctx->lock: it defers the final __fput() to
  * task work or a workqueue and never sleeps.
  *
@@ -25,11 +27,14 @@
 
 #include <linux/atomic.h>
 #include <linux/device.h>
+#include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/iopa.h>
 
@@ -204,6 +209,32 @@ struct iopa_tunables {
 	unsigned int		max_submitters;
 	unsigned int		max_workers;
 };
+
+/*
+ * iopa_receive_fd() - give the caller a new O_CLOEXEC fd for @file, with
+ * the LSM check fd passing gets (security_file_receive()), and store its
+ * number at @ufd.  Returns the fd or a negative errno; on error no fd is
+ * left in the caller's table.  Kernels before 6.8 have no receive_fd()
+ * that stores the number (Kbuild detects which one this kernel has):
+ * there the fd is installed first and closed again if the store faults.
+ */
+#ifdef IOPA_HAVE_RECEIVE_FD_UFD
+static inline int iopa_receive_fd(struct file *file, int __user *ufd)
+{
+	return receive_fd(file, ufd, O_CLOEXEC);
+}
+#else
+static inline int iopa_receive_fd(struct file *file, int __user *ufd)
+{
+	int fd = receive_fd(file, O_CLOEXEC);
+
+	if (fd >= 0 && put_user(fd, ufd)) {
+		close_fd(fd);
+		return -EFAULT;
+	}
+	return fd;
+}
+#endif
 
 extern struct iopa_totals iopa_totals;
 extern struct iopa_tunables iopa_tunables;

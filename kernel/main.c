@@ -64,10 +64,10 @@ static void __init iopa_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct iopa_reap) != 40);
 	BUILD_BUG_ON(sizeof(struct iopa_cancel) != 16);
 	BUILD_BUG_ON(sizeof(struct iopa_limit) != 32);
-	BUILD_BUG_ON(sizeof(struct iopa_done) != 16);
+	BUILD_BUG_ON(sizeof(struct iopa_done) != 24);
 	BUILD_BUG_ON(sizeof(struct iopa_work) != 40);
-	BUILD_BUG_ON(sizeof(struct iopa_fetch) != 88);
-	BUILD_BUG_ON(offsetof(struct iopa_fetch, work) != 32);
+	BUILD_BUG_ON(sizeof(struct iopa_fetch) != 96);
+	BUILD_BUG_ON(offsetof(struct iopa_fetch, work) != 40);
 	BUILD_BUG_ON(sizeof(struct iopa_stats) != 112);
 }
 

@@ -298,13 +298,20 @@ static int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 	}
 }
 
+/*
+ * A job's file must be a regular file, directory or block device on a
+ * mountable filesystem.  Pseudo filesystems (SB_NOUSER: anon inodes,
+ * pidfs, nsfs, pipes, sockets) are refused: their files can pin other
+ * files, our own among them, and would make reference cycles.
+ */
 static bool iopa_job_file_ok(const struct file *file)
 {
-	umode_t mode = file_inode(file)->i_mode;
+	const struct inode *inode = file_inode(file);
 
-	if (iopa_is_iopa_file(file))
+	if (iopa_is_iopa_file(file) || (inode->i_sb->s_flags & SB_NOUSER))
 		return false;
-	return S_ISREG(mode) || S_ISDIR(mode) || S_ISBLK(mode);
+	return S_ISREG(inode->i_mode) || S_ISDIR(inode->i_mode) ||
+	       S_ISBLK(inode->i_mode);
 }
 
 /* Copy, check and allocate one job; it takes its own file reference. */
@@ -318,7 +325,7 @@ static int iopa_kjob_new(struct iopa_submitter *sub,
 
 	if (copy_from_user(&desc, ujob, sizeof(desc)))
 		return -EFAULT;
-	if ((desc.flags & ~IOPA_JOB_F_ALL) || desc.reserved)
+	if ((desc.flags & ~IOPA_JOB_F_MASK) || desc.reserved)
 		return -EINVAL;
 	if (desc.offset > S64_MAX || desc.len > S64_MAX - desc.offset)
 		return -EINVAL;
@@ -329,7 +336,7 @@ static int iopa_kjob_new(struct iopa_submitter *sub,
 		fput(file);
 		return -EINVAL;
 	}
-	job = kmem_cache_zalloc(iopa_job_cache, GFP_KERNEL_ACCOUNT);
+	job = kmem_cache_zalloc(iopa_job_cache, GFP_KERNEL);
 	if (!job) {
 		fput(file);
 		return -ENOMEM;
@@ -381,7 +388,7 @@ static long iopa_sub_submit(struct iopa_submitter *sub, void __user *argp)
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~IOPA_SUBMIT_F_ALL) || arg.reserved[0] ||
+	if ((arg.flags & ~IOPA_SUBMIT_F_MASK) || arg.reserved[0] ||
 	    arg.reserved[1])
 		return -EINVAL;
 	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
@@ -391,8 +398,13 @@ static long iopa_sub_submit(struct iopa_submitter *sub, void __user *argp)
 	while (done < arg.nr) {
 		LIST_HEAD(batch);
 
+		/*
+		 * Block for room only before the first job is accepted: a
+		 * caller that reaps its own completions must get control
+		 * back once some of its jobs are in.
+		 */
 		room = iopa_sub_reserve(sub, arg.nr - done,
-					arg.flags & IOPA_SUBMIT_F_WAIT);
+					!done && (arg.flags & IOPA_SUBMIT_F_WAIT));
 		if (room < 0) {
 			ret = room;
 			break;
@@ -414,11 +426,12 @@ static long iopa_sub_submit(struct iopa_submitter *sub, void __user *argp)
 	return done ? done : ret;
 }
 
+/* A wait of @ns nanoseconds (0: no limit) in jiffies, rounded up. */
 static long iopa_timeout_jiffies(u64 ns)
 {
 	if (!ns)
 		return MAX_SCHEDULE_TIMEOUT;
-	return min_t(u64, nsecs_to_jiffies(ns) + 1, MAX_SCHEDULE_TIMEOUT - 1);
+	return min_t(u64, nsecs_to_jiffies64(ns), MAX_SCHEDULE_TIMEOUT - 2) + 1;
 }
 
 static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
@@ -442,7 +455,7 @@ static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~IOPA_REAP_F_ALL) || arg.reserved[0] ||
+	if ((arg.flags & ~IOPA_REAP_F_MASK) || arg.reserved[0] ||
 	    arg.reserved[1])
 		return -EINVAL;
 	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
@@ -506,6 +519,8 @@ static bool iopa_sub_running(struct iopa_submitter *sub, u64 user_data)
 	struct iopa_worker *w;
 	struct iopa_kjob *job;
 
+	if (!sub->nr[IOPA_JOB_RUNNING])
+		return false;
 	list_for_each_entry(w, &sub->ctx->workers, node)
 		list_for_each_entry(job, &w->held, node)
 			if (job->sub == sub && job->user_data == user_data)
@@ -518,20 +533,20 @@ static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_kjob *job, *tmp;
 	struct iopa_cancel arg;
+	LIST_HEAD(gc);
 	long n = 0;
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~IOPA_CANCEL_F_ALLFLAGS) || arg.reserved0)
+	if ((arg.flags & ~IOPA_CANCEL_F_MASK) || arg.reserved0)
 		return -EINVAL;
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry_safe(job, tmp, &sub->pending, node) {
 		if (job->user_data != arg.user_data)
 			continue;
-		/* The submitter is open: nothing goes to a gc list. */
 		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
-			     IOPA_STAT_CANCELLED, NULL);
+			     IOPA_STAT_CANCELLED, &gc);
 		n++;
 		if (!(arg.flags & IOPA_CANCEL_F_ALL))
 			break;
@@ -539,6 +554,8 @@ static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
 	if (!n)
 		n = iopa_sub_running(sub, arg.user_data) ? -EALREADY : -ENOENT;
 	spin_unlock(&ctx->lock);
+	/* Empty while the submitter is open; kept for symmetry. */
+	iopa_job_free_list(&gc);
 	return n;
 }
 
@@ -646,6 +663,29 @@ static __poll_t iopa_sub_poll(struct file *file, poll_table *wait)
 }
 
 /*
+ * Drop every job on @list (all in state @state) from the gauges, mark
+ * them GONE and move them to @gc.  O(1) in the lock except for the
+ * walk that marks them; the files are put and the memory freed by the
+ * caller, unlocked.
+ */
+static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
+			      struct list_head *list,
+			      enum iopa_job_state state, struct list_head *gc)
+{
+	u32 n = sub->nr[state];
+	struct iopa_kjob *job;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	list_for_each_entry(job, list, node)
+		job->state = IOPA_JOB_GONE;
+	list_splice_tail_init(list, gc);
+	sub->nr[state] = 0;
+	sub->ctx->nr[state] -= n;
+	atomic_long_sub(n, &iopa_totals.nr[state]);
+	return n;
+}
+
+/*
  * The submitter fd is gone: cancel what is pending, drop what is
  * unreaped.  Running jobs keep their submitter reference and are freed
  * when their worker completes them or dies.
@@ -654,22 +694,19 @@ static int iopa_sub_release(struct inode *inode, struct file *file)
 {
 	struct iopa_submitter *sub = file->private_data;
 	struct iopa_ctx *ctx = sub->ctx;
-	struct iopa_kjob *job, *tmp;
 	LIST_HEAD(gc);
+	u32 n;
 
 	spin_lock(&ctx->lock);
 	sub->closed = true;
 	ctx->nr_submitters--;
-	list_for_each_entry_safe(job, tmp, &sub->pending, node)
-		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
-			     IOPA_STAT_CANCELLED, &gc);
-	list_for_each_entry_safe(job, tmp, &sub->done, node) {
-		iopa_job_set_state(job, IOPA_JOB_GONE);
-		list_move_tail(&job->node, &gc);
-	}
 	list_del_init(&sub->rr_node);
+	n = iopa_sub_drop_list(sub, &sub->pending, IOPA_JOB_PENDING, &gc);
+	iopa_stat_add(sub, IOPA_STAT_CANCELLED, n);
+	iopa_sub_drop_list(sub, &sub->done, IOPA_JOB_DONE, &gc);
 	spin_unlock(&ctx->lock);
 
+	/* Pending jobs still hold their files: iopa_job_free() puts them. */
 	iopa_job_free_list(&gc);
 	iopa_sub_put(sub);
 	return 0;
@@ -759,7 +796,7 @@ static long iopa_worker_complete(struct iopa_worker *w, void __user *argp)
 
 	if (copy_from_user(&done, argp, sizeof(done)))
 		return -EFAULT;
-	if (done.flags)
+	if (done.flags || done.reserved)
 		return -EINVAL;
 
 	spin_lock(&ctx->lock);
@@ -802,40 +839,41 @@ static void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 }
 
 /*
- * FETCH, or COMPLETE_AND_FETCH when @complete: wait for a job, take it,
- * and install a new fd for its file in the caller's file table.
+ * FETCH, or COMPLETE_AND_FETCH when @complete: complete arg.done first;
+ * then wait for a job, take it, and give the caller a new fd for its
+ * file.  Once the complete part succeeded it stands, whatever the fetch
+ * part returns.
  */
 static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 			      bool complete)
 {
 	struct iopa_fetch __user *ufetch = argp;
 	struct iopa_ctx *ctx = w->ctx;
-	struct file *file = NULL;
 	struct iopa_kjob *job;
 	struct iopa_fetch arg;
+	struct file *file;
 	DEFINE_WAIT(wait);
 	long timeout;
 	LIST_HEAD(gc);
-	int fd, ret;
+	int ret;
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~IOPA_FETCH_F_ALL) || arg.reserved0 ||
-	    arg.reserved[0] || arg.reserved[1] || arg.done.flags)
+	if ((arg.flags & ~IOPA_FETCH_F_MASK) || arg.reserved0 ||
+	    arg.reserved[0] || arg.reserved[1] || arg.done.flags ||
+	    arg.done.reserved)
 		return -EINVAL;
 	if (!complete && (arg.done.job_id || arg.done.res))
 		return -EINVAL;
 	timeout = iopa_timeout_jiffies(arg.timeout_ns);
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-
 	spin_lock(&ctx->lock);
 	if (complete) {
 		ret = iopa_worker_complete_locked(w, &arg.done, &gc);
-		if (ret)
-			goto out_unlock;
+		if (ret) {
+			spin_unlock(&ctx->lock);
+			return ret;
+		}
 	}
 	for (;;) {
 		if (w->nr_held >= IOPA_WORKER_MAX_JOBS) {
@@ -849,7 +887,7 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 			arg.work.user_data = job->user_data;
 			arg.work.offset = job->offset;
 			arg.work.len = job->len;
-			arg.work.fd = fd;
+			arg.work.fd = -1;
 			if (job->cqe_flags & IOPA_CQE_F_REQUEUED)
 				arg.work.flags |= IOPA_WORK_F_REQUEUED;
 			file = get_file(job->file);
@@ -877,24 +915,27 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		ctx->nr_waiting--;
 	}
 	finish_wait(&ctx->fetch_wq, &wait);
-	/* A wakeup this worker took without taking a job goes to another. */
-	if (ret)
+	/* Any slot this call freed or wakeup it took goes to another. */
+	if (ret || complete)
 		iopa_kick_workers(ctx, 1);
-out_unlock:
 	spin_unlock(&ctx->lock);
 	iopa_job_free_list(&gc);
+	if (ret)
+		return ret;
 
-	if (ret) {
-		put_unused_fd(fd);
+	/*
+	 * The job is ours: hand it over.  Fields first, the fd last, so no
+	 * fd is ever installed for a job the worker does not get.
+	 */
+	if (copy_to_user(&ufetch->work, &arg.work, sizeof(arg.work)))
+		ret = -EFAULT;
+	else
+		ret = iopa_receive_fd(file, &ufetch->work.fd);
+	fput(file);
+	if (ret < 0) {
+		iopa_worker_unfetch(w, arg.work.job_id);
 		return ret;
 	}
-	if (copy_to_user(&ufetch->work, &arg.work, sizeof(arg.work))) {
-		put_unused_fd(fd);
-		fput(file);
-		iopa_worker_unfetch(w, arg.work.job_id);
-		return -EFAULT;
-	}
-	fd_install(fd, file);
 	return 0;
 }
 
@@ -926,10 +967,12 @@ static int iopa_worker_release(struct inode *inode, struct file *file)
 	struct iopa_worker *w = file->private_data;
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_kjob *job, *tmp;
-	unsigned int requeued = 0;
+	unsigned int released;
 	LIST_HEAD(gc);
 
 	spin_lock(&ctx->lock);
+	/* Each job leaving frees a running slot of its submitter. */
+	released = w->nr_held;
 	list_for_each_entry_safe(job, tmp, &w->held, node) {
 		if (job->sub->closed) {
 			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_WORKER_DIED,
@@ -944,12 +987,11 @@ static int iopa_worker_release(struct inode *inode, struct file *file)
 			job->cqe_flags |= IOPA_CQE_F_REQUEUED;
 			iopa_stat_add(job->sub, IOPA_STAT_REQUEUED, 1);
 			iopa_job_queue_head(job);
-			requeued++;
 		}
 	}
 	list_del(&w->node);
 	ctx->nr_workers--;
-	iopa_kick_workers(ctx, requeued);
+	iopa_kick_workers(ctx, released);
 	spin_unlock(&ctx->lock);
 
 	iopa_job_free_list(&gc);

@@ -99,7 +99,7 @@ struct iopa_worker_create {
 /* Job flags (struct iopa_job.flags). */
 /* If the worker holding the job dies, complete it with -ECANCELED. */
 #define IOPA_JOB_F_NO_REQUEUE	0x1U
-#define IOPA_JOB_F_ALL		(IOPA_JOB_F_NO_REQUEUE)
+#define IOPA_JOB_F_MASK		(IOPA_JOB_F_NO_REQUEUE)
 
 /**
  * struct iopa_job - one job, as submitted
@@ -123,7 +123,7 @@ struct iopa_job {
 /* Submit flags (struct iopa_submit.flags). */
 /* Block while the submitter has max_jobs jobs outstanding, instead of -EAGAIN. */
 #define IOPA_SUBMIT_F_WAIT	0x1U
-#define IOPA_SUBMIT_F_ALL	(IOPA_SUBMIT_F_WAIT)
+#define IOPA_SUBMIT_F_MASK	(IOPA_SUBMIT_F_WAIT)
 
 /**
  * struct iopa_submit - argument of IOPA_IOC_SUBMIT
@@ -167,7 +167,7 @@ struct iopa_cqe {
 /* Reap flags (struct iopa_reap.flags). */
 /* Wait for at least one completion instead of returning -EAGAIN. */
 #define IOPA_REAP_F_WAIT	0x1U
-#define IOPA_REAP_F_ALL		(IOPA_REAP_F_WAIT)
+#define IOPA_REAP_F_MASK		(IOPA_REAP_F_WAIT)
 
 /**
  * struct iopa_reap - argument of IOPA_IOC_REAP
@@ -191,7 +191,7 @@ struct iopa_reap {
 /* Cancel flags (struct iopa_cancel.flags). */
 /* Cancel every pending job with this user_data, not just the oldest. */
 #define IOPA_CANCEL_F_ALL	0x1U
-#define IOPA_CANCEL_F_ALLFLAGS	(IOPA_CANCEL_F_ALL)
+#define IOPA_CANCEL_F_MASK	(IOPA_CANCEL_F_ALL)
 
 /**
  * struct iopa_cancel - argument of IOPA_IOC_CANCEL
@@ -226,11 +226,13 @@ struct iopa_limit {
  * @job_id: a job this worker holds
  * @res: the result handed to the submitter (e.g. 0 or -errno)
  * @flags: zero (no flags are defined yet)
+ * @reserved: zero
  */
 struct iopa_done {
 	__u64	job_id;
 	__s32	res;
 	__u32	flags;
+	__u64	reserved;
 };
 
 /* Work flags (struct iopa_work.flags). */
@@ -259,7 +261,7 @@ struct iopa_work {
 /* Fetch flags (struct iopa_fetch.flags). */
 /* Return -EAGAIN instead of waiting when no job can be dispatched. */
 #define IOPA_FETCH_F_NONBLOCK	0x1U
-#define IOPA_FETCH_F_ALL	(IOPA_FETCH_F_NONBLOCK)
+#define IOPA_FETCH_F_MASK	(IOPA_FETCH_F_NONBLOCK)
 
 /**
  * struct iopa_fetch - argument of IOPA_IOC_FETCH / IOPA_IOC_COMPLETE_AND_FETCH
