@@ -299,19 +299,21 @@ static int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 }
 
 /*
- * A job's file must be a regular file, directory or block device on a
- * mountable filesystem.  Pseudo filesystems (SB_NOUSER: anon inodes,
- * pidfs, nsfs, pipes, sockets) are refused: their files can pin other
- * files, our own among them, and would make reference cycles.
+ * A job's file must be a regular file that can be read or written with
+ * the usual I/O paths, a directory or a block device.  That refuses
+ * pidfds and namespace files (S_IFREG, but no read_iter) as well as
+ * io_uring, epoll and our own fds, which can pin other files, ours
+ * among them, and would make reference cycles.
  */
 static bool iopa_job_file_ok(const struct file *file)
 {
-	const struct inode *inode = file_inode(file);
+	umode_t mode = file_inode(file)->i_mode;
 
-	if (iopa_is_iopa_file(file) || (inode->i_sb->s_flags & SB_NOUSER))
+	if (iopa_is_iopa_file(file))
 		return false;
-	return S_ISREG(inode->i_mode) || S_ISDIR(inode->i_mode) ||
-	       S_ISBLK(inode->i_mode);
+	if (S_ISREG(mode))
+		return file->f_op->read_iter || file->f_op->write_iter;
+	return S_ISDIR(mode) || S_ISBLK(mode);
 }
 
 /* Copy, check and allocate one job; it takes its own file reference. */

@@ -103,7 +103,8 @@ struct iopa_worker_create {
 
 /**
  * struct iopa_job - one job, as submitted
- * @fd: open file the job is about: a regular file, directory or block
+ * @fd: open file the job is about: a regular file (one with read or
+ *	write I/O: not a pidfd or namespace file), a directory or a block
  *	device.  The kernel takes its own reference at submit time.
  * @flags: IOPA_JOB_F_*
  * @offset: start of the byte range to process
@@ -296,6 +297,7 @@ struct iopa_fetch {
  * @nr_submitters: live submitters (context fd only; 0 on a submitter fd)
  * @nr_workers: live workers (context fd only; 0 on a submitter fd)
  * @nr_waiting: workers waiting in fetch (context fd only)
+ * @reserved0: zero
  * @reserved: zero
  *
  * submitted == completed + cancelled + pending + inflight at all times.
