@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs INSIDE the guest (busybox sh, cwd /iopa; see tools/guest/): load
+# iopa.ko, run every selftest program listed in selftests/iopa/PROGS, unload
+# the module.  Each step is framed by
+#     IOPA-TEST-BEGIN <name>
+#     ... kselftest TAP ...
+#     IOPA-TEST-END <name> rc=<exit status>
+# which tools/check/run-checks.sh counts.  Exits non-zero if any step failed.
+
+KO=${IOPA_KO:-/iopa/kernel/iopa.ko}
+DIR=/iopa/selftests/iopa
+# Per-program time limit: kselftest's "timeout=" in settings, else 300 s.
+T=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$DIR/settings" 2>/dev/null)
+T=${T:-300}
+fail=0
+
+step() {	# NAME DESCRIPTION COMMAND...: one step as a one-test TAP program
+	name=$1 desc=$2
+	shift 2
+	echo "IOPA-TEST-BEGIN $name"
+	echo "1..1"
+	"$@"
+	rc=$?
+	if [ $rc = 0 ]; then
+		echo "ok 1 $desc"
+	else
+		echo "not ok 1 $desc (exit $rc)"
+		fail=1
+	fi
+	echo "IOPA-TEST-END $name rc=$rc"
+}
+
+# A block device for the tests that want one (selftests/iopa/config lists
+# the drivers): null_blk's /dev/nullb0.
+modprobe null_blk nr_devices=1 2>/dev/null ||
+	echo "# null_blk not available: no /dev/nullb0"
+
+step insmod "insmod $KO" insmod "$KO"
+
+cd "$DIR" || exit 1
+for p in $(cat PROGS); do
+	echo "IOPA-TEST-BEGIN $p"
+	if [ -x "./$p" ]; then
+		timeout -s KILL "$T" "./$p"
+		rc=$?
+	else
+		echo "# $p: not built (missing from the initramfs)"
+		rc=127
+	fi
+	echo "IOPA-TEST-END $p rc=$rc"
+	# kselftest: 0 pass, 4 (KSFT_SKIP) all skipped; anything else fails.
+	[ $rc = 0 ] || [ $rc = 4 ] || fail=1
+done
+
+unload() {
+	if ! grep -q '^iopa ' /proc/modules; then
+		echo "# iopa is not loaded any more (did a test unload it?)"
+		return 1
+	fi
+	rmmod iopa
+}
+step rmmod "rmmod iopa" unload
+
+exit $fail

@@ -1,0 +1,281 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# iopa's test suite (`make check`, .ci/run): host checks, then the kselftests
+# in a QEMU guest.  Prints a TAP-ish report; the last line is exactly
+# "N passed, M failed", counting each host check as one test and each
+# kselftest "ok"/"not ok" line of the guest as one (a program that crashed,
+# hung or was never run counts as failed).  Exit status 0 only if M = 0.
+#
+#   tools/check/run-checks.sh [--list] [CHECK...]      (default: all checks)
+#
+# Logs: build/check/<check>.log (the tail is shown on failure); the guests'
+# consoles: build/check/guest-selftests*.console.log.
+# Environment: GUEST_TIMEOUT (seconds for each whole guest run, default 1200;
+# each selftest program has its own limit, "timeout=" in selftests/iopa/settings).
+set -u
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$TOP" || exit 2
+LOGDIR=$TOP/build/check
+GUEST=$TOP/tools/guest
+KSRC=$TOP/.cache/ksrc
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
+
+ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc uapi-c uapi-c++
+	ioctl-number userspace-build guest-selftests guest-selftests-6.1"
+
+if [ "${1:-}" = --list ]; then
+	echo $ALL
+	exit 0
+fi
+CHECKS=${*:-$ALL}
+for c in $CHECKS; do
+	case " $(echo $ALL) " in
+	*" $c "*) ;;
+	*) echo "run-checks: unknown check '$c' (have: $(echo $ALL))" >&2; exit 2 ;;
+	esac
+done
+
+# One run at a time per checkout (they share build/check and the scratch
+# builds).
+mkdir -p "$TOP/build"
+exec 8>"$TOP/build/.check.lock"
+if ! flock -n 8; then
+	echo "# waiting for another run-checks.sh in this checkout" >&2
+	flock 8
+fi
+rm -rf "$LOGDIR"
+mkdir -p "$LOGDIR"
+
+n=0		# report lines
+passed=0	# tests passed / failed (host checks + guest kselftest results)
+failed=0
+
+# The kernel sources the source checks look at (not kbuild's *.mod.c).
+kfiles() {
+	local f
+	for f in kernel/*.c kernel/*.h; do
+		case "$f" in *.mod.c) ;; *) [ ! -f "$f" ] || echo "$f" ;; esac
+	done
+	echo uapi/linux/iopa.h
+}
+
+# --- the checks: each writes to stdout/stderr (its log), returns 0 on pass --
+
+check_setup() {
+	"$GUEST/deps.sh" all &&
+	"$GUEST/fetch-kernel.sh" 6.12 &&
+	"$GUEST/fetch-kernel.sh" 6.1 &&
+	"$GUEST/fetch-ksrc.sh"
+}
+
+# W=1 build against the Debian headers, zero warnings.
+check_kbuild() {
+	"$GUEST/build-module.sh" "$1" || return 1
+	if grep -niE 'warning:' "$TOP/build/kbuild/$1/build.log"; then
+		echo "W=1 build against $1 has warnings (above)"
+		return 1
+	fi
+}
+check_kbuild_6_12() { check_kbuild 6.12; }
+check_kbuild_6_1() { check_kbuild 6.1; }
+
+check_checkpatch() {
+	local f out bad=0 t
+	for f in $(kfiles); do
+		out=$(perl "$KSRC/scripts/checkpatch.pl" --strict --no-tree \
+			--show-types --color=never -f "$f" 2>&1)
+		echo "$out"
+		t=$(echo "$out" | sed -n 's/^total: \([0-9]*\) errors, \([0-9]*\) warnings, \([0-9]*\) checks.*/\1 \2 \3/p')
+		case "$t" in
+		"0 0 0") ;;
+		"") echo "checkpatch gave no verdict for $f"; bad=1 ;;
+		*) bad=1 ;;
+		esac
+	done
+	return $bad
+}
+
+check_kernel_doc() {
+	local out
+	# shellcheck disable=SC2046
+	out=$(perl "$KSRC/scripts/kernel-doc" -none $(kfiles) 2>&1)
+	[ -z "$out" ] || { echo "$out"; return 1; }
+	echo "kernel-doc: no warnings in $(kfiles | tr '\n' ' ')"
+}
+
+# The uapi header on its own, as the kernel's usr/include compile test
+# (-std=c90) and as C and C++ with every warning an error.
+check_uapi_c() {
+	gcc -Wall -Wextra -Werror -fsyntax-only -x c uapi/linux/iopa.h &&
+	gcc -std=c90 -Wall -Wextra -Werror -fsyntax-only -x c uapi/linux/iopa.h &&
+	echo "uapi/linux/iopa.h compiles as C (gnu17, c90)"
+}
+check_uapi_cxx() {
+	g++ -Wall -Wextra -Werror -fsyntax-only -x c++ uapi/linux/iopa.h &&
+	echo "uapi/linux/iopa.h compiles as C++"
+}
+
+check_ioctl_number() {
+	"$TOP/tools/check/ioctl-number.sh"
+}
+
+# The selftests and the demo tool, for the guest (host compiler, host libs);
+# -k: one program that does not build does not hold back the others.
+check_userspace_build() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -k -C "$TOP" selftests tools
+}
+
+# Boot the guest, insmod, run every selftest, rmmod.  The console goes to
+# the terminal as it comes; the TAP in it is counted afterwards.
+check_guest() {	# SERIES CHECK-NAME
+	local ko p stale=""
+	# Normally built by userspace-build already; a failure shows there.  If
+	# the build fails, leave out the programs older than their sources (a
+	# stale binary must not pass): the guest reports them as not built.
+	if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
+		make -k -s -C "$TOP" selftests tools; then
+		for p in $("$GUEST/list-selftests.sh"); do
+			p=selftests/iopa/$p
+			[ -f "$p.c" ] || continue
+			if [ -n "$(find "$p.c" selftests/iopa/*.h uapi/linux/*.h \
+				   -newer "$p" 2>/dev/null)" ] || [ ! -f "$p" ]; then
+				stale="$stale $p"
+			fi
+		done
+		echo "not shipping stale or missing programs:${stale:- none}"
+	fi
+	ko=$("$GUEST/build-module.sh" "$1") || return 1
+	IOPA_EXCLUDE=$stale "$GUEST/run-guest.sh" --series "$1" --ko "$ko" \
+		--timeout "$GUEST_TIMEOUT" --log "$LOGDIR/$2.console.log" \
+		--result "$LOGDIR/$2.result" "$TOP/tools/check/guest-selftests.sh"
+}
+check_guest_selftests() { check_guest 6.12 guest-selftests; }
+check_guest_selftests_6_1() { check_guest 6.1 guest-selftests-6.1; }
+
+# --- reporting ---------------------------------------------------------------
+
+report() {	# OK(0/1) NAME [NOTE]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2${3:+ # $3}"
+	else
+		echo "not ok $n $2${3:+ # $3}"
+	fi
+}
+
+tail_log() {
+	echo "#   --- last lines of $1 ---"
+	tail -n "${2:-25}" "$1" | sed 's/^/#   /'
+}
+
+# Count the kselftest TAP of a guest console, program by program.  Prints
+# "name<TAB>passed<TAB>failed<TAB>skipped<TAB>note" per program.
+count_guest_tap() {	# CONSOLE-LOG
+	local expect
+	expect="insmod $("$GUEST/list-selftests.sh" | tr '\n' ' ') rmmod"
+	awk -v expect="$expect" -v OFS='\t' '
+	/^IOPA-TEST-BEGIN / {
+		cur = $2; seen[cur] = 1; order[++no] = cur
+		plan[cur] = 0; ok[cur] = 0; nok[cur] = 0; skip[cur] = 0
+		next
+	}
+	/^IOPA-TEST-END / {
+		rc[$2] = substr($3, 4); ended[$2] = 1; cur = ""
+		next
+	}
+	cur == "" { next }
+	/^1\.\.[0-9]+/ { split($1, a, "\\.\\."); plan[cur] = a[2] + 0; next }
+	/^ok [0-9]+/ { ok[cur]++; if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) skip[cur]++; next }
+	/^not ok [0-9]+/ { nok[cur]++; bad[cur] = bad[cur] "; " $0; next }
+	END {
+		for (i = 1; i <= no; i++) {
+			p = order[i]; pass = ok[p]; fail = nok[p]
+			got = pass + fail; note = substr(bad[p], 3)
+			if (plan[p] > got) {
+				fail += plan[p] - got
+				note = note (note ? "; " : "") (plan[p] - got) " of " plan[p] " results missing"
+			}
+			if (!ended[p]) {
+				if (got == 0 && plan[p] == 0) fail++
+				note = note (note ? "; " : "") "did not finish (crash, hang or timeout)"
+			} else if (rc[p] != 0 && rc[p] != 4) {
+				if (fail == 0)
+					fail++
+				note = note (note ? "; " : "") "exit status " rc[p]
+			} else if (got == 0 && plan[p] == 0 && rc[p] == 0) {
+				pass++		# a program without TAP that succeeded
+			}
+			print p, pass, fail, skip[p], note
+		}
+		m = split(expect, e, " ")
+		for (i = 1; i <= m; i++)
+			if (!(e[i] in seen))
+				print e[i], 0, 1, 0, "never ran"
+	}' "$1" 2>/dev/null
+}
+
+echo "TAP version 13"
+echo "# iopa checks: $(echo $CHECKS)"
+t_all=$(date +%s)
+for c in $CHECKS; do
+	fn=check_$(echo "$c" | sed 's/[-.]/_/g; s/+/x/g')
+	log=$LOGDIR/$c.log
+	echo "# --- $c"
+	t0=$(date +%s)
+	case "$c" in guest-*) guest=1 ;; *) guest=0 ;; esac
+	if [ $guest = 1 ]; then
+		# Streamed live (stdout is the CI log) as TAP comments, the
+		# kselftest way of nesting; kept in the log as is.
+		$fn 2>&1 | tee "$log" | sed -u 's/^/# /'
+		rc=${PIPESTATUS[0]}
+	else
+		$fn >"$log" 2>&1
+		rc=$?
+	fi
+	dt=$(( $(date +%s) - t0 ))s
+	if [ $guest = 1 ]; then
+		# The run itself (booted, finished, kernel log clean) is one test;
+		# every TAP result in it is one more.
+		TIMED_OUT=1 MARKER=0 PROBLEMS=0
+		# shellcheck disable=SC1090
+		[ ! -f "$LOGDIR/$c.result" ] || . "$LOGDIR/$c.result"
+		tapfail=0
+		while IFS=$'\t' read -r name p f s note; do
+			passed=$((passed + p))
+			failed=$((failed + f))
+			tapfail=$((tapfail + f))
+			[ "$s" != 0 ] || s=
+			report "$([ "$f" = 0 ] && echo 0 || echo 1)" "$c: $name" \
+				"$p passed${s:+ ($s skipped)}, $f failed${note:+: $note}"
+		done < <(count_guest_tap "$LOGDIR/$c.console.log")
+		why=""
+		[ "$TIMED_OUT" = 0 ] || why="timed out after ${GUEST_TIMEOUT}s"
+		[ "$MARKER" = 1 ] || why="${why:+$why; }guest did not finish"
+		[ "$PROBLEMS" = 0 ] || why="${why:+$why; }$PROBLEMS kernel warning/BUG/oops lines"
+		if [ -z "$why" ] && [ "$rc" != 0 ] && [ "$tapfail" = 0 ]; then
+			why="guest run failed (status $rc)"
+		fi
+		if [ -z "$why" ]; then
+			passed=$((passed + 1))
+			report 0 "$c" "$dt, kernel log clean"
+		else
+			failed=$((failed + 1))
+			report 1 "$c" "$dt, $why"
+			# run-guest.sh's verdict, with the kernel's problem lines.
+			tail_log "$log" 25
+		fi
+	elif [ "$rc" = 0 ]; then
+		passed=$((passed + 1))
+		report 0 "$c" "$dt"
+	else
+		failed=$((failed + 1))
+		report 1 "$c" "$dt"
+		tail_log "$log"
+	fi
+done
+echo "1..$n"
+echo "# total time $(( $(date +%s) - t_all ))s; logs in build/check/"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
