@@ -122,7 +122,10 @@ struct iopa_job {
 };
 
 /* Submit flags (struct iopa_submit.flags). */
-/* Block while the submitter has max_jobs jobs outstanding, instead of -EAGAIN. */
+/*
+ * Until the first job is accepted, wait while the submitter has max_jobs
+ * jobs outstanding, instead of failing with -EAGAIN.
+ */
 #define IOPA_SUBMIT_F_WAIT	0x1U
 #define IOPA_SUBMIT_F_MASK	(IOPA_SUBMIT_F_WAIT)
 
