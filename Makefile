@@ -9,6 +9,8 @@
 #   make install         module (modules_install) + uapi header
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
+#   make sim             the limit controller against synthetic devices (host)
+#   make sim-test        the controller's unit tests (host)
 #   make clean           build outputs; `make distclean` also drops .cache/
 #
 # Variables:
@@ -44,7 +46,7 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(GUEST)/fetch-kernel.sh --print-kdir 6.12))$(if \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
-.PHONY: all module tools selftests install check demo clean distclean deps ksft
+.PHONY: all module tools selftests install check demo sim sim-test clean distclean deps ksft
 
 all: module tools selftests
 
@@ -97,10 +99,17 @@ demo: tools
 	$(GUEST)/run-guest.sh --series 6.12 --disk 256 --ko "$$ko" \
 		--timeout $${DEMO_TIMEOUT:-1800} $(TOP)/tools/iopa-demo/demo.sh
 
+sim:
+	$(MAKE) -C $(TOP)/tools/sim sim
+
+sim-test: ksft
+	$(MAKE) -C $(TOP)/tools/sim test KSFT_INC=$(KSFT_INC)
+
 clean:
 	cd $(TOP)/kernel && rm -rf *.o *.ko *.mod *.mod.c .*.cmd *.a \
 		Module.symvers modules.order .tmp_versions .module-common.o
 	-$(MAKE) -C $(TOP)/selftests/iopa clean
+	-$(MAKE) -C $(TOP)/tools/sim clean
 	-@if [ -f $(TOP)/tools/iopa-demo/Makefile ]; then \
 		$(MAKE) -C $(TOP)/tools/iopa-demo clean; fi
 	rm -rf $(TOP)/build

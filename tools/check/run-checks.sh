@@ -22,7 +22,7 @@ GUEST=$TOP/tools/guest
 KSRC=$TOP/.cache/ksrc
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
-ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc uapi-c uapi-c++
+ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc ctl-sim uapi-c uapi-c++
 	ioctl-number userspace-build guest-selftests guest-selftests-6.1"
 
 if [ "${1:-}" = --list ]; then
@@ -68,6 +68,13 @@ check_setup() {
 	"$GUEST/fetch-kernel.sh" 6.12 &&
 	"$GUEST/fetch-kernel.sh" 6.1 &&
 	"$GUEST/fetch-ksrc.sh"
+}
+
+# The limit controller on the host: unit tests (including the simulator's
+# done criteria) and one simulator run.
+check_ctl_sim() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/sim" \
+		KSFT_INC="$KSRC/tools/testing/selftests" test sim
 }
 
 # W=1 build against the Debian headers, zero warnings.

@@ -1,0 +1,1126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - the adaptive admission limit: how many of a submitter's jobs
+ * may run at once.
+ *
+ * 1. The problem
+ *
+ * A submitter queues file-processing jobs; workers run them.  Too few at
+ * once leave the device idle (an SSD wants a deep queue); too many
+ * thrash it (an HDD seeks between interleaved streams) or oversubscribe
+ * the CPUs.  The best count depends on the device, the files, the job and
+ * the other load, and it moves.  The controller finds it from the one
+ * thing that says how well a count works: the throughput it gets.
+ *
+ * Throughput as a function of the count n, tput(n), typically rises
+ * steeply, bends at a knee and then stays flat (SSD, CPU-bound jobs up to
+ * the CPUs) or falls (HDD).  Being below the knee costs much more than
+ * being a little above it.
+ *
+ * 2. Measurement
+ *
+ * The module measures, per submitter and per cycle, the throughput
+ * (block-layer bytes/s; jobs/s for jobs that do no I/O), whether the
+ * runnable workers saturated the CPUs, and whether jobs waited on the
+ * limit (demand).  It calls iopa_ctl_update() at the end of each cycle
+ * and asks iopa_ctl_next_cycle_ms() how long the next one is.
+ *
+ * A sample without demand says nothing about the limit (the submitter
+ * ran below it) and is ignored.  Limits change only at job boundaries:
+ * a smaller limit does not preempt running jobs, so the cycle after a
+ * decrease runs partly at the old count; hillclimb does not count that
+ * cycle as evidence of noise (iopa_ctl.dropped).
+ *
+ * 3. Policy "iopa"
+ *
+ * The IOPA paper's algorithm (PLoS ONE 2017, section 3.2), as its prose
+ * describes it (its pseudocode figure is not available):
+ *
+ * - Start at init_limit (30% of the CPUs, rounded up: the paper's 8 of
+ *   24) in FAST mode, cycles of fast_cycle_ms (half the normal cycle).
+ * - R = this cycle's throughput / the mean of the previous N (history)
+ *   cycles.
+ * - FAST: the first cycle has nothing to compare with and doubles; then
+ *   double while R > increase_permille / 1000, up to fast_cap (90% of the
+ *   CPUs, rounded up: the paper's 22 of 24).  When R stalls or the cap is
+ *   reached, NORMAL.  The paper's run: 8 -> 16 -> 22.
+ * - NORMAL, one normal_cycle_ms each: R > increase: +1; R < decrease:
+ *   -1 and HOLD; otherwise keep.
+ * - HOLD: keep the limit for hold_cycle_ms, then NORMAL.
+ *
+ * Where it is weak.  R compares cycles, so it cannot tell the effect of
+ * its own step from a change in the load: a burst or a load step looks
+ * like a verdict on the limit, and noise makes it random-walk.  Its
+ * first, unconditional doubling can overshoot a device that peaks low
+ * (an HDD at 4-8 streams), and NORMAL then only follows a throughput
+ * trend: at a constant limit R tends to 1 and nothing moves, so it stays
+ * past the peak (the simulator's hdd: 78% of the best fixed limit).
+ *
+ * 4. Policy "hillclimb"
+ *
+ * Probe-and-revert hill climbing on the marginal throughput of extra
+ * workers.  It compares the limit with a trial limit next to it, both
+ * measured, instead of a cycle with earlier cycles.
+ *
+ * - The rule.  Of two limits small < big, big is better if it raised
+ *   throughput by more than e * (big - small) / small, with e =
+ *   (increase_permille - 1000) / 1000: the extra workers must pay for
+ *   themselves (for a doubling, +10% at the default, iopa's threshold).
+ *   This stops at the knee instead of drifting along a flat top, and a
+ *   flat top costs workers other submitters could use.
+ * - FAST: as iopa, double from init_limit up to fast_cap, but judge each
+ *   doubling against the limit before it (no other rule: e = 0) and go
+ *   back if it lost.  A doubling that the noise cannot judge is kept:
+ *   below the cap a limit too small costs more than one too large.
+ * - Search: compass search around the accepted limit (the base): try
+ *   base + step, then base - step (at most double, at least half the
+ *   base); keep a trial that is better, and go on from it in the same
+ *   direction; after both directions failed, halve the step.  The step
+ *   starts at a quarter of the base, or half the doubling that failed.
+ *   The base is measured again after each revert, so each trial is judged
+ *   against fresh samples on both sides.
+ * - Noise.  The controller estimates the relative difference between two
+ *   samples at one limit (a moving average of what it observes).  A trial
+ *   is measured for up to N (history) cycles, until the difference from
+ *   the threshold clears a band of IOPA_CTL_HC_Z_PERMILLE noise
+ *   estimates, scaled by sqrt(1/n_base + 1/n_trial).  A trial that never
+ *   clears it is FLAT: go back, and settle at this step rather than
+ *   trying smaller steps, which would only be flatter (a step up that
+ *   leaned better is tried once at twice the size; a step down that
+ *   leaned no worse is taken).  Until IOPA_CTL_HC_NOISE_OBS observations
+ *   exist the noise is unknown: noisy samples decide nothing, and even
+ *   quiet ones need N cycles to leave the safe side.
+ * - STEADY: when no step is left.  The base is watched: samples off its
+ *   mean by more than max(1 - decrease, 3 noise estimates) for two
+ *   cycles in a row mean the device or the load changed, and the search
+ *   starts again (step: an eighth of the base).  Otherwise one step is
+ *   probed after 32 normal cycles (8 if the search ended in noise),
+ *   alternately up and down, doubling the wait after each probe that
+ *   changed nothing (up to 8 times).
+ *
+ * Why it beats iopa: a trial is judged against the base measured around
+ * it, so a load change shifts both and cancels out, and a step that
+ * does not pay is undone; HDD-like curves are searched down from the
+ * first doubling instead of held past the peak; noise only makes it
+ * measure longer and settle earlier instead of random-walking; and once
+ * settled it changes the limit only to probe, rarely.  Section 6 gives
+ * the numbers.
+ *
+ * 5. Bounds, fixed limits, the CPU guard
+ *
+ * The limit stays within [max(1, min), min(max_limit, max,
+ * IOPA_CTL_LIMIT_MAX)]; max_limit wins over a min above it.  min and max
+ * are per submitter (iopa_ctl_set_bounds(), like seed 001's
+ * MP_SUGNUMTHD_MIN/MAX).  iopa_ctl_set_fixed() freezes the limit (mode
+ * FIXED), like seed 001 freezing the thread count once the program sets
+ * one; 0 unfreezes and adapts again from the frozen limit.  Neither
+ * policy grows the limit in a cycle whose sample says the runnable
+ * workers saturated the CPUs (seed 001 follows idle CPUs; .NET refuses to
+ * inject threads above 95% CPU): hillclimb then tries only smaller
+ * limits, which also finds the CPU count for CPU-bound jobs.
+ *
+ * 6. Defaults, and how they were measured
+ *
+ * tools/sim drives this file against synthetic devices on a 32-CPU
+ * machine (Documentation/iopa-controller.rst, tools/sim/README), every
+ * scenario for 60 normal cycles.  `iopa-sim --sweep` varies one default
+ * at a time over 64 seeds.  Among the values where hillclimb meets the
+ * done criteria on every seed (>= 95% of the best fixed limit on every
+ * scenario, <= 3 limit changes after settling on ssd and hdd) and iopa
+ * reaches 90% within 6 cycles, the defaults maximise the lower of the two
+ * policies' worst scenario means (iopa's hdd left out: no value brings
+ * iopa back from its doubling past the peak); within 0.1 point, the
+ * better worst noisy seed:
+ *
+ *   increase_permille  1100   (1025..1300 x 700..950: above 1100 the
+ *   decrease_permille   900    worst noisy seed of hillclimb falls to
+ *                              91%, below it iopa's ssd to 95.4%)
+ *   history              3    (1..8: only 3 and 6 keep every noisy seed
+ *                              of hillclimb >= 95%; 3 scores higher)
+ *   init_limit   30% of CPUs  (10..150%: 10% costs iopa on ssd, 50% and
+ *                              more leave iopa past the hdd peak)
+ *   fast_cap     90% of CPUs  (10..150%: less starves ssd and flat, more
+ *                              overshoots on noisy)
+ *   normal_cycle_ms   1000    (100 ms..10 s over a fixed 60 s run, jobs of
+ *   fast_cycle_ms      500     100 and 400 ms: the only length with <= 3
+ *                              changes after settling and >= 95%
+ *                              everywhere; fast is half, as in the paper)
+ *   hold_cycle_ms     6000    (1..6 normal cycles, the paper's range:
+ *                              all within 0.1 point; the longest has iopa's
+ *                              best worst noisy seed)
+ *   max_limit  4 x CPUs       (8 CPUs, ssd knee at 24: 2 x loses 6 points,
+ *                              8 x gains nothing)
+ *
+ * Default policy: hillclimb.  At the defaults, seed 1 (`make sim`):
+ * iopa reaches 90% of the best in 1 cycle on ssd and hdd; hillclimb
+ * gets 97-99.6% of the best on every scenario against iopa's 78-98.8%,
+ * with 2 limit changes after settling on ssd and hdd.
+ *
+ * 7. Monitoring
+ *
+ * iopa_ctl_mode_name() and the ratio iopa_ctl_update() returns in
+ * *r_permille (iopa: R; hillclimb: the larger limit's throughput over the
+ * smaller's, or a STEADY sample over the base level) are for tracing.
+ * `iopa-sim --trace -s hdd -p hillclimb` shows a search:
+ *
+ *   t=  1000 fast   limit=20 tput=156.2 (78.1%) R= 843 -> fast   limit=20
+ *   t=  2000 fast   limit=20 tput=156.2 (78.1%) R= 843 -> normal limit=10
+ *   t=  3000 normal limit=10 tput=182.2 (91.1%) R=1000 -> probe  limit= 5
+ *   t=  6000 probe  limit= 5 tput=196.0 (98.0%) R= 937 -> probe  limit= 3
+ *   t=  7000 probe  limit= 3 tput=164.1 (82.1%) R=1193 -> normal limit= 5
+ *
+ * The doubling to 20 lost 16% (R = 843): back to 10, search downwards;
+ * 5 beats 10 (10 does not pay: R = 937); 3 loses to 5 (R = 1193): back.
+ */
+#include "ctl.h"
+
+/* Constants of the hillclimb policy that are not tunables (see 4. above). */
+enum {
+	/*
+	 * A trial is decided when the measured difference is more than
+	 * this many (per mille) noise estimates, scaled for the number of
+	 * samples on each side, away from the threshold.
+	 */
+	IOPA_CTL_HC_Z_PERMILLE		= 2500,
+
+	/* Moving average weight of a new noise observation: 1 / 2^this. */
+	IOPA_CTL_HC_NOISE_SHIFT		= 2,
+
+	/* Noise below this (per mille) is rounding, not noise. */
+	IOPA_CTL_HC_NOISE_FLOOR		= 5,
+
+	/* Observations needed before the noise estimate is trusted. */
+	IOPA_CTL_HC_NOISE_OBS		= 6,
+
+	/*
+	 * STEADY: a level shift is a sample this many noise estimates (and
+	 * at least 1000 - decrease_permille) off the reference, for
+	 * IOPA_CTL_HC_SHIFT_CYCLES cycles in a row.
+	 */
+	IOPA_CTL_HC_SHIFT_NOISE		= 3,
+	IOPA_CTL_HC_SHIFT_CYCLES	= 2,
+
+	/*
+	 * STEADY: probe by one step after this many normal cycles without
+	 * a probe, or IOPA_CTL_HC_REPROBE_NOISY if the search ended because
+	 * the noise hid any difference; doubled after each timed probe
+	 * that changed nothing, up to 2^IOPA_CTL_HC_REPROBE_MAX_SHIFT times.
+	 */
+	IOPA_CTL_HC_REPROBE_CYCLES	= 32,
+	IOPA_CTL_HC_REPROBE_NOISY	= 8,
+	IOPA_CTL_HC_REPROBE_MAX_SHIFT	= 3,
+};
+
+static const char * const iopa_ctl_policy_names[IOPA_CTL_NR_POLICIES] = {
+	[IOPA_CTL_POLICY_IOPA]		= "iopa",
+	[IOPA_CTL_POLICY_HILLCLIMB]	= "hillclimb",
+};
+
+static const char * const iopa_ctl_mode_names[IOPA_CTL_NR_MODES] = {
+	[IOPA_CTL_MODE_FAST]	= "fast",
+	[IOPA_CTL_MODE_NORMAL]	= "normal",
+	[IOPA_CTL_MODE_HOLD]	= "hold",
+	[IOPA_CTL_MODE_FIXED]	= "fixed",
+	[IOPA_CTL_MODE_PROBE]	= "probe",
+	[IOPA_CTL_MODE_STEADY]	= "steady",
+};
+
+/**
+ * iopa_ctl_policy_name() - name of a policy, as sysfs shows it
+ * @p: the policy
+ *
+ * Return: "iopa", "hillclimb", or "?" for a value out of range.
+ */
+const char *iopa_ctl_policy_name(enum iopa_ctl_policy p)
+{
+	if ((unsigned int)p >= IOPA_CTL_NR_POLICIES)
+		return "?";
+	return iopa_ctl_policy_names[p];
+}
+
+/**
+ * iopa_ctl_policy_parse() - policy from its name
+ * @s: the name, not necessarily NUL-terminated
+ * @len: its length; one trailing newline is ignored (sysfs writes)
+ *
+ * Return: the enum iopa_ctl_policy, or -EINVAL if @s names none.
+ */
+int iopa_ctl_policy_parse(const char *s, size_t len)
+{
+	int p;
+
+	if (len && s[len - 1] == '\n')
+		len--;
+	for (p = 0; p < IOPA_CTL_NR_POLICIES; p++) {
+		const char *n = iopa_ctl_policy_names[p];
+		size_t i;
+
+		for (i = 0; i < len && n[i] && n[i] == s[i]; i++)
+			;
+		if (i == len && !n[i])
+			return p;
+	}
+	return -EINVAL;
+}
+
+/**
+ * iopa_ctl_mode_name() - name of a mode, for sysfs and tracing
+ * @m: the mode
+ *
+ * Return: "fast", "normal", "hold", "fixed", "probe", "steady", or "?".
+ */
+const char *iopa_ctl_mode_name(enum iopa_ctl_mode m)
+{
+	if ((unsigned int)m >= IOPA_CTL_NR_MODES)
+		return "?";
+	return iopa_ctl_mode_names[m];
+}
+
+/* @pct percent of @ncpus, rounded up, at least 1. */
+static u32 iopa_ctl_cpu_pct(u32 ncpus, u32 pct)
+{
+	u32 v = (u32)div64_u64((u64)ncpus * pct + 99, 100);
+
+	return v ? v : 1;
+}
+
+/**
+ * iopa_ctl_params_default() - the default tunables
+ * @p: filled in
+ * @ncpus: online CPUs
+ *
+ * The values, and the simulator runs they were chosen from, are in
+ * Documentation/iopa-controller.rst.
+ */
+void iopa_ctl_params_default(struct iopa_ctl_params *p, u32 ncpus)
+{
+	u64 max = 4 * (u64)(ncpus ? ncpus : 1);
+
+	p->increase_permille = 1100;
+	p->decrease_permille = 900;
+	p->fast_cycle_ms = 500;
+	p->normal_cycle_ms = 1000;
+	p->hold_cycle_ms = 6000;
+	p->history = 3;
+	p->init_limit = 0;
+	p->fast_cap = 0;
+	p->max_limit = max < IOPA_CTL_LIMIT_MAX ? (u32)max : IOPA_CTL_LIMIT_MAX;
+	p->ncpus = ncpus ? ncpus : 1;
+}
+
+/* Longest cycle accepted: an hour (keeps every sum of ms in a u32). */
+#define IOPA_CTL_CYCLE_MS_MAX	(3600U * 1000)
+
+/**
+ * iopa_ctl_params_check() - validate tunables before using them
+ * @p: the tunables
+ *
+ * Return: 0, or -EINVAL if a value is out of range or the thresholds do
+ * not satisfy 0 < decrease < 1000 < increase <= 10000.
+ */
+int iopa_ctl_params_check(const struct iopa_ctl_params *p)
+{
+	if (!p->decrease_permille || p->decrease_permille >= 1000 ||
+	    p->increase_permille <= 1000 || p->increase_permille > 10000)
+		return -EINVAL;
+	if (!p->fast_cycle_ms || p->fast_cycle_ms > IOPA_CTL_CYCLE_MS_MAX ||
+	    !p->normal_cycle_ms || p->normal_cycle_ms > IOPA_CTL_CYCLE_MS_MAX ||
+	    !p->hold_cycle_ms || p->hold_cycle_ms > IOPA_CTL_CYCLE_MS_MAX)
+		return -EINVAL;
+	if (!p->history || p->history > IOPA_CTL_HIST_MAX)
+		return -EINVAL;
+	if (p->init_limit > IOPA_CTL_LIMIT_MAX ||
+	    p->fast_cap > IOPA_CTL_LIMIT_MAX ||
+	    !p->max_limit || p->max_limit > IOPA_CTL_LIMIT_MAX || !p->ncpus)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- bounds ------------------------------------------------------------ */
+
+static u32 iopa_ctl_hi(const struct iopa_ctl *c)
+{
+	u32 hi = IOPA_CTL_LIMIT_MAX;
+
+	if (c->ceiling && c->ceiling < hi)
+		hi = c->ceiling;
+	if (c->max && c->max < hi)
+		hi = c->max;
+	return hi;
+}
+
+/* The ceiling wins over a per-submitter minimum above it. */
+static u32 iopa_ctl_lo(const struct iopa_ctl *c)
+{
+	u32 lo = c->min ? c->min : 1;
+	u32 hi = iopa_ctl_hi(c);
+
+	return lo < hi ? lo : hi;
+}
+
+static u32 iopa_ctl_clamp(const struct iopa_ctl *c, u64 v)
+{
+	u32 lo = iopa_ctl_lo(c), hi = iopa_ctl_hi(c);
+
+	if (v < lo)
+		return lo;
+	if (v > hi)
+		return hi;
+	return (u32)v;
+}
+
+static u32 iopa_ctl_fast_cap(const struct iopa_ctl_params *p)
+{
+	return p->fast_cap ? p->fast_cap : iopa_ctl_cpu_pct(p->ncpus, 90);
+}
+
+static u32 iopa_ctl_history(const struct iopa_ctl_params *p)
+{
+	if (!p->history)
+		return 1;
+	return p->history < IOPA_CTL_HIST_MAX ? p->history : IOPA_CTL_HIST_MAX;
+}
+
+/* ---- sample rings -------------------------------------------------------- */
+
+static void iopa_ctl_hist_push(struct iopa_ctl *c, u64 tput)
+{
+	c->hist[c->hist_head] = tput;
+	c->hist_head = (c->hist_head + 1) % IOPA_CTL_HIST_MAX;
+	if (c->nr_hist < IOPA_CTL_HIST_MAX)
+		c->nr_hist++;
+}
+
+/* Mean of the newest @n samples of hist (fewer if it holds fewer). */
+static u64 iopa_ctl_hist_mean(const struct iopa_ctl *c, u32 n)
+{
+	u64 sum = 0;
+	u32 i;
+
+	if (n > c->nr_hist)
+		n = c->nr_hist;
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		sum += c->hist[(c->hist_head + IOPA_CTL_HIST_MAX - 1 - i) %
+			       IOPA_CTL_HIST_MAX];
+	return div64_u64(sum, n);
+}
+
+static void iopa_ctl_hist_clear(struct iopa_ctl *c)
+{
+	c->nr_hist = 0;
+	c->hist_head = 0;
+}
+
+static u64 iopa_ctl_trial_mean(const struct iopa_ctl *c)
+{
+	u64 sum = 0;
+	u32 i;
+
+	if (!c->nr_trial)
+		return 0;
+	for (i = 0; i < c->nr_trial; i++)
+		sum += c->trial[i];
+	return div64_u64(sum, c->nr_trial);
+}
+
+/* @a / @b in per mille, saturated at 1000000; 1000 when both are 0. */
+static u32 iopa_ctl_ratio(u64 a, u64 b)
+{
+	u64 r;
+
+	if (!b)
+		return a ? 1000000 : 1000;
+	/* Throughputs above 2^44 per second would overflow a * 1000. */
+	if (a > (1ULL << 44) || b > (1ULL << 44)) {
+		a >>= 20;
+		b >>= 20;
+		if (!b)
+			return 1000000;
+	}
+	r = div64_u64(a * 1000, b);
+	return r < 1000000 ? (u32)r : 1000000;
+}
+
+static u32 iopa_ctl_isqrt(u32 x)
+{
+	u32 r = 0, bit = 1U << 30;
+
+	while (bit > x)
+		bit >>= 2;
+	while (bit) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+		bit >>= 2;
+	}
+	return r;
+}
+
+/* ---- policy iopa (see 3. above) ----------------------------------------- */
+
+/* Time passes in HOLD: back to NORMAL once hold_cycle_ms is over. */
+static void iopa_ctl_hold_tick(struct iopa_ctl *c, u32 elapsed_ms)
+{
+	if (c->hold_ms > elapsed_ms)
+		c->hold_ms -= elapsed_ms;
+	else
+		c->hold_ms = 0;
+	if (!c->hold_ms)
+		c->mode = IOPA_CTL_MODE_NORMAL;
+}
+
+static void iopa_ctl_iopa_update(struct iopa_ctl *c,
+				 const struct iopa_ctl_params *p,
+				 const struct iopa_ctl_sample *s)
+{
+	u32 n = iopa_ctl_history(p), old = c->limit;
+	bool have_r = c->nr_hist > 0;
+	u32 r = 0;
+
+	if (have_r)
+		r = iopa_ctl_ratio(s->tput, iopa_ctl_hist_mean(c, n));
+	c->r_permille = r;
+	iopa_ctl_hist_push(c, s->tput);
+
+	switch (c->mode) {
+	case IOPA_CTL_MODE_FAST: {
+		u32 cap = iopa_ctl_fast_cap(p);
+
+		/* The first cycle has nothing to compare with: double. */
+		if ((!have_r || r > p->increase_permille) &&
+		    !s->cpu_saturated && c->limit < cap) {
+			u64 want = 2 * (u64)c->limit;
+
+			c->limit = iopa_ctl_clamp(c, want < cap ? want : cap);
+		}
+		if (c->limit == old || c->limit >= cap)
+			c->mode = IOPA_CTL_MODE_NORMAL;
+		break;
+	}
+	case IOPA_CTL_MODE_NORMAL:
+		if (!have_r)
+			break;
+		if (r > p->increase_permille && !s->cpu_saturated) {
+			c->limit = iopa_ctl_clamp(c, (u64)c->limit + 1);
+		} else if (r < p->decrease_permille &&
+			   c->limit > iopa_ctl_lo(c)) {
+			c->limit--;
+			c->mode = IOPA_CTL_MODE_HOLD;
+			c->hold_ms = p->hold_cycle_ms;
+		}
+		break;
+	case IOPA_CTL_MODE_HOLD:
+		iopa_ctl_hold_tick(c, s->elapsed_ms);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- policy hillclimb (see 4. above) ------------------------------------ */
+
+/* Verdicts on a trial. */
+enum iopa_ctl_verdict {
+	IOPA_CTL_WAIT,		/* measure one more cycle */
+	IOPA_CTL_KEEP,		/* the trial is better: it becomes the base */
+	IOPA_CTL_BACK,		/* the base is better: go back */
+	IOPA_CTL_FLAT,		/* no difference beyond the noise */
+};
+
+/* Bits of iopa_ctl.tried */
+#define IOPA_CTL_UP	0x1	/* the step up was tried */
+#define IOPA_CTL_DOWN	0x2	/* the step down was tried */
+#define IOPA_CTL_FLATS	0x4	/* one of them was within the noise */
+#define IOPA_CTL_LEANUP	0x8	/* ... the step up, and it looked better */
+
+/* Feed a noise observation: @tput against the mean @mean of its peers. */
+static void iopa_ctl_hc_noise(struct iopa_ctl *c, u64 tput, u64 mean)
+{
+	u32 r = iopa_ctl_ratio(tput, mean);
+	u32 obs = r > 1000 ? r - 1000 : 1000 - r;
+
+	if (obs > 1000)
+		obs = 1000;
+	if (c->nr_noise < 255)
+		c->nr_noise++;
+	if (c->nr_noise <= (1 << IOPA_CTL_HC_NOISE_SHIFT)) {
+		/* Plain mean of the first few, then a moving average. */
+		c->noise_permille = (c->noise_permille * (c->nr_noise - 1) +
+				     obs) / c->nr_noise;
+		return;
+	}
+	c->noise_permille -= c->noise_permille >> IOPA_CTL_HC_NOISE_SHIFT;
+	c->noise_permille += obs >> IOPA_CTL_HC_NOISE_SHIFT;
+}
+
+/*
+ * A cycle that began with a lower limit ran partly at the old one while
+ * jobs drained: it is a fair measurement of neither, and no evidence of
+ * noise.
+ */
+static void iopa_ctl_hc_push_base(struct iopa_ctl *c,
+				  const struct iopa_ctl_params *p, u64 tput)
+{
+	if (c->nr_hist && !c->dropped)
+		iopa_ctl_hc_noise(c, tput,
+				  iopa_ctl_hist_mean(c, iopa_ctl_history(p)));
+	iopa_ctl_hist_push(c, tput);
+}
+
+static void iopa_ctl_hc_trial_push(struct iopa_ctl *c, u64 tput)
+{
+	if (c->nr_trial && !c->dropped)
+		iopa_ctl_hc_noise(c, tput, iopa_ctl_trial_mean(c));
+	if (c->nr_trial < IOPA_CTL_HIST_MAX)
+		c->trial[c->nr_trial++] = tput;
+}
+
+/*
+ * Judge the trial against the base.  The larger of the two limits is
+ * better if it raised throughput by more than (increase_permille - 1000)
+ * / 1000 times its relative growth: the extra workers must pay for
+ * themselves.  A result within the noise band of that threshold waits for
+ * more samples, up to history cycles, and is then FLAT.  Before the noise
+ * is known at all, one sample is never enough.
+ */
+static enum iopa_ctl_verdict iopa_ctl_hc_judge(struct iopa_ctl *c,
+					       const struct iopa_ctl_params *p,
+					       bool ramp)
+{
+	u32 n = iopa_ctl_history(p);
+	u32 ka = c->nr_hist < n ? c->nr_hist : n, kb = c->nr_trial;
+	u64 tb = iopa_ctl_hist_mean(c, n), tt = iopa_ctl_trial_mean(c);
+	bool up = c->limit > c->base;
+	bool known = c->nr_noise >= IOPA_CTL_HC_NOISE_OBS, unsure;
+	u32 small = up ? c->base : c->limit, big = up ? c->limit : c->base;
+	enum iopa_ctl_verdict v;
+	u32 r, f;
+	u64 need, band;
+	s64 x;
+
+	if (!ka || !kb)
+		return kb < n ? IOPA_CTL_WAIT : IOPA_CTL_BACK;
+	r = up ? iopa_ctl_ratio(tt, tb) : iopa_ctl_ratio(tb, tt);
+	c->r_permille = r;
+	need = ramp ? 0 : div64_u64((u64)(p->increase_permille - 1000) *
+				    (big - small), small);
+	x = (s64)r - 1000 - (s64)need;
+	f = iopa_ctl_isqrt(1000000 * (ka + kb) / (ka * kb));
+	band = 0;
+	if (c->noise_permille >= IOPA_CTL_HC_NOISE_FLOOR)
+		band = div64_u64((u64)IOPA_CTL_HC_Z_PERMILLE *
+				 c->noise_permille * f, 1000000);
+	v = (x > 0) == up ? IOPA_CTL_KEEP : IOPA_CTL_BACK;
+	/*
+	 * Until the noise is known (IOPA_CTL_HC_NOISE_OBS observations),
+	 * noisy samples prove nothing (a few lucky ones look quiet), and
+	 * leaving the safe side (a probe's base, a ramp's doubling) takes a
+	 * full measurement of history cycles even when they are quiet.
+	 */
+	if (band)
+		unsure = !known || (x <= (s64)band && x >= -(s64)band);
+	else
+		unsure = !known && kb < n &&
+			 v == (ramp ? IOPA_CTL_BACK : IOPA_CTL_KEEP);
+	if (!unsure)
+		return v;
+	if (kb < n)
+		return IOPA_CTL_WAIT;
+	if (!band)
+		return v;
+	if (up && x > (s64)(band >> 1))
+		c->tried |= IOPA_CTL_LEANUP;
+	/* Fewer workers that look no worse, by half the band: take them. */
+	if (!up && !ramp && x < -(s64)(band >> 1))
+		return IOPA_CTL_KEEP;
+	return IOPA_CTL_FLAT;
+}
+
+/* Start a search around the current limit. */
+static void iopa_ctl_hc_search(struct iopa_ctl *c, u32 step, s32 dir)
+{
+	c->base = c->limit;
+	c->step = step ? step : 1;
+	c->dir = dir;
+	c->tried = 0;
+	c->from = 0;
+	c->rejected = 0;
+	c->nr_trial = 0;
+}
+
+static void iopa_ctl_hc_reprobe_reset(struct iopa_ctl *c)
+{
+	c->reprobes = 0;
+}
+
+/*
+ * Start the next trial around the base (mode PROBE): the search
+ * direction first, then the other one, then half the step.  Settle (mode
+ * STEADY) when no step is left, or when a step size found nothing better
+ * and one of its trials was within the noise: smaller steps would only
+ * be flatter.  Growth is not tried while the CPUs are saturated.
+ */
+static void iopa_ctl_hc_next(struct iopa_ctl *c,
+			     const struct iopa_ctl_params *p, bool saturated)
+{
+	while (c->step) {
+		int i;
+
+		for (i = 0; i < 2; i++) {
+			s32 d = i ? -c->dir : c->dir;
+			u32 bit = d > 0 ? IOPA_CTL_UP : IOPA_CTL_DOWN;
+			u32 t;
+
+			if (c->tried & bit)
+				continue;
+			c->tried |= bit;
+			if (d > 0 && saturated)
+				continue;
+			/* At most double, at least half the base. */
+			if (d > 0)
+				t = iopa_ctl_clamp(c, (u64)c->base +
+						   (c->step < c->base ?
+						    c->step : c->base));
+			else
+				t = iopa_ctl_clamp(c, c->base - (c->step <
+						   c->base / 2 ? c->step :
+						   c->base / 2));
+			if (t == c->base || t == c->from || t == c->rejected)
+				continue;
+			c->limit = t;
+			c->nr_trial = 0;
+			c->mode = IOPA_CTL_MODE_PROBE;
+			return;
+		}
+		if (c->tried & IOPA_CTL_FLATS) {
+			/*
+			 * Nothing better beyond the noise at this step.  If
+			 * the step up looked better, a step twice as large
+			 * shows a real gain twice as large: try it once.
+			 * Otherwise settle.
+			 */
+			if (!(c->tried & IOPA_CTL_LEANUP) || saturated ||
+			    2 * c->step > c->base)
+				break;
+			c->step *= 2;
+			c->dir = 1;
+			c->tried = IOPA_CTL_DOWN;
+			continue;
+		}
+		c->step /= 2;
+		c->tried = 0;
+	}
+	c->limit = c->base;
+	c->mode = IOPA_CTL_MODE_STEADY;
+	c->steady_ms = 0;
+	c->shifted = 0;
+	c->reprobe_ms = (c->tried & IOPA_CTL_FLATS ?
+			 IOPA_CTL_HC_REPROBE_NOISY : IOPA_CTL_HC_REPROBE_CYCLES) *
+			p->normal_cycle_ms << c->reprobes;
+}
+
+/* The trial becomes the base; its samples become the base's. */
+static void iopa_ctl_hc_accept(struct iopa_ctl *c)
+{
+	u32 i;
+
+	c->from = c->base;
+	c->base = c->limit;
+	c->rejected = 0;
+	c->tried = 0;
+	iopa_ctl_hist_clear(c);
+	for (i = 0; i < c->nr_trial; i++)
+		iopa_ctl_hist_push(c, c->trial[i]);
+	c->nr_trial = 0;
+}
+
+static void iopa_ctl_hc_revert(struct iopa_ctl *c)
+{
+	c->rejected = c->limit;
+	c->limit = c->base;
+	c->nr_trial = 0;
+	c->mode = IOPA_CTL_MODE_NORMAL;
+}
+
+/*
+ * FAST: double from the initial limit while the doubled limit pays for
+ * itself.  Unlike a probe, a doubling the noise cannot judge is kept:
+ * below the fast cap a limit too small costs more than one too large.
+ */
+static void iopa_ctl_hc_fast(struct iopa_ctl *c,
+			     const struct iopa_ctl_params *p,
+			     const struct iopa_ctl_sample *s)
+{
+	u32 cap = iopa_ctl_fast_cap(p);
+
+	if (c->limit == c->base) {
+		/* The first cycle measured the initial limit. */
+		iopa_ctl_hc_push_base(c, p, s->tput);
+	} else {
+		u32 from = c->base, to = c->limit;
+
+		iopa_ctl_hc_trial_push(c, s->tput);
+		switch (iopa_ctl_hc_judge(c, p, true)) {
+		case IOPA_CTL_WAIT:
+			return;
+		case IOPA_CTL_BACK:
+			/*
+			 * If the doubling lost throughput the peak may be
+			 * below the base: look down first; otherwise it is
+			 * between base and trial.
+			 */
+			iopa_ctl_hc_revert(c);
+			iopa_ctl_hc_search(c, (to - from) / 2,
+					   c->r_permille < p->decrease_permille ?
+					   -1 : 1);
+			c->from = to;
+			return;
+		default:
+			iopa_ctl_hc_accept(c);
+			break;
+		}
+	}
+	if (c->base < cap && !s->cpu_saturated) {
+		u64 want = 2 * (u64)c->base;
+		u32 t = iopa_ctl_clamp(c, want < cap ? want : cap);
+
+		if (t > c->base) {
+			c->limit = t;
+			c->nr_trial = 0;
+			return;
+		}
+	}
+	/* Cap reached: search around it. */
+	iopa_ctl_hc_search(c, c->base / 4, 1);
+	iopa_ctl_hc_next(c, p, s->cpu_saturated);
+}
+
+static void iopa_ctl_hc_probe(struct iopa_ctl *c,
+			      const struct iopa_ctl_params *p,
+			      const struct iopa_ctl_sample *s)
+{
+	iopa_ctl_hc_trial_push(c, s->tput);
+	switch (iopa_ctl_hc_judge(c, p, false)) {
+	case IOPA_CTL_WAIT:
+		break;
+	case IOPA_CTL_KEEP:
+		iopa_ctl_hc_accept(c);
+		iopa_ctl_hc_reprobe_reset(c);
+		iopa_ctl_hc_next(c, p, s->cpu_saturated);
+		break;
+	case IOPA_CTL_FLAT:
+		c->tried |= IOPA_CTL_FLATS;
+		iopa_ctl_hc_revert(c);
+		break;
+	case IOPA_CTL_BACK:
+		iopa_ctl_hc_revert(c);
+		break;
+	}
+}
+
+/*
+ * STEADY: watch the level at the base.  Samples off the reference (the
+ * mean of up to IOPA_CTL_HIST_MAX samples) by more than the noise allows,
+ * several cycles in a row, mean the device or the load changed: search
+ * again.  Otherwise probe one step now and then, alternately up and down,
+ * less often the longer nothing changes.
+ */
+static void iopa_ctl_hc_steady(struct iopa_ctl *c,
+			       const struct iopa_ctl_params *p,
+			       const struct iopa_ctl_sample *s)
+{
+	u64 ref = iopa_ctl_hist_mean(c, IOPA_CTL_HIST_MAX);
+	u32 r = iopa_ctl_ratio(s->tput, ref);
+	u32 off = r > 1000 ? r - 1000 : 1000 - r;
+	u32 thr = IOPA_CTL_HC_SHIFT_NOISE * c->noise_permille;
+
+	c->r_permille = r;
+	if (thr < 1000 - p->decrease_permille)
+		thr = 1000 - p->decrease_permille;
+	if (ref && off > thr) {
+		if (++c->shifted < IOPA_CTL_HC_SHIFT_CYCLES)
+			return;
+		iopa_ctl_hist_clear(c);
+		iopa_ctl_hist_push(c, s->tput);
+		iopa_ctl_hc_search(c, c->limit / 8, r > 1000 ? 1 : -1);
+		iopa_ctl_hc_reprobe_reset(c);
+		c->mode = IOPA_CTL_MODE_NORMAL;
+		return;
+	}
+	c->shifted = 0;
+	iopa_ctl_hc_push_base(c, p, s->tput);
+	c->steady_ms += s->elapsed_ms;
+	if (c->steady_ms < c->reprobe_ms)
+		return;
+	if (c->reprobes < IOPA_CTL_HC_REPROBE_MAX_SHIFT)
+		c->reprobes++;
+	iopa_ctl_hc_search(c, 1, c->reprobe_dir ? -1 : 1);
+	c->tried = c->reprobe_dir ? IOPA_CTL_UP : IOPA_CTL_DOWN;
+	c->reprobe_dir = !c->reprobe_dir;
+	iopa_ctl_hc_next(c, p, s->cpu_saturated);
+}
+
+static void iopa_ctl_hc_update(struct iopa_ctl *c,
+			       const struct iopa_ctl_params *p,
+			       const struct iopa_ctl_sample *s)
+{
+	switch (c->mode) {
+	case IOPA_CTL_MODE_FAST:
+		iopa_ctl_hc_fast(c, p, s);
+		break;
+	case IOPA_CTL_MODE_NORMAL:
+		iopa_ctl_hc_push_base(c, p, s->tput);
+		c->r_permille = 1000;
+		/* With noise, know the base well before judging against it. */
+		if (c->noise_permille >= IOPA_CTL_HC_NOISE_FLOOR &&
+		    c->nr_hist < iopa_ctl_history(p))
+			break;
+		iopa_ctl_hc_next(c, p, s->cpu_saturated);
+		break;
+	case IOPA_CTL_MODE_PROBE:
+		iopa_ctl_hc_probe(c, p, s);
+		break;
+	case IOPA_CTL_MODE_STEADY:
+		iopa_ctl_hc_steady(c, p, s);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- interface ----------------------------------------------------------- */
+
+/*
+ * Adapt afresh from the current limit: iopa from FAST (in NORMAL it would
+ * only follow a throughput trend, and there is none at a constant limit),
+ * hillclimb by probing around it.
+ */
+static void iopa_ctl_resume(struct iopa_ctl *c)
+{
+	iopa_ctl_hist_clear(c);
+	c->nr_trial = 0;
+	c->hold_ms = 0;
+	c->mode = c->policy == IOPA_CTL_POLICY_IOPA ? IOPA_CTL_MODE_FAST :
+		  IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_hc_search(c, c->limit / 4, 1);
+	iopa_ctl_hc_reprobe_reset(c);
+}
+
+/**
+ * iopa_ctl_init() - set up a controller
+ * @c: the controller, any contents
+ * @p: the tunables (valid: iopa_ctl_params_check())
+ * @pol: the policy; an unknown value means IOPA_CTL_POLICY_IOPA
+ *
+ * The limit starts at @p->init_limit (or 30% of the CPUs) in mode FAST.
+ */
+void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		   enum iopa_ctl_policy pol)
+{
+	*c = (struct iopa_ctl){ };
+	c->policy = (unsigned int)pol < IOPA_CTL_NR_POLICIES ? pol :
+		    IOPA_CTL_POLICY_IOPA;
+	c->ceiling = p->max_limit;
+	c->limit = iopa_ctl_clamp(c, p->init_limit ? p->init_limit :
+				  iopa_ctl_cpu_pct(p->ncpus, 30));
+	c->mode = IOPA_CTL_MODE_FAST;
+	c->base = c->limit;
+	c->step = 1;
+	c->dir = 1;
+	iopa_ctl_hc_reprobe_reset(c);
+}
+
+/**
+ * iopa_ctl_set_policy() - switch policy, keeping the limit
+ * @c: the controller
+ * @pol: the new policy; an unknown value is ignored
+ *
+ * The new policy adapts from the current limit: iopa in mode FAST,
+ * hillclimb in mode NORMAL.  A fixed controller stays fixed and uses
+ * @pol once unfrozen.
+ */
+void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol)
+{
+	if ((unsigned int)pol >= IOPA_CTL_NR_POLICIES || pol == c->policy)
+		return;
+	/* A hillclimb trial is not a limit to keep. */
+	if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
+	    c->mode != IOPA_CTL_MODE_FIXED)
+		c->limit = c->base;
+	c->policy = pol;
+	if (c->mode != IOPA_CTL_MODE_FIXED)
+		iopa_ctl_resume(c);
+}
+
+/**
+ * iopa_ctl_set_bounds() - set the per-submitter bounds
+ * @c: the controller
+ * @p: the tunables
+ * @min: lowest limit, 0 for 1
+ * @max: highest limit, 0 for no bound below @p->max_limit
+ *
+ * The limit is clamped at once; a hillclimb trial the new bounds cut is
+ * abandoned.  @p->max_limit wins over a @min above it.
+ *
+ * Return: 0, or -EINVAL if @min > @max (both set) or either exceeds
+ * IOPA_CTL_LIMIT_MAX.
+ */
+int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			u32 min, u32 max)
+{
+	if (min > IOPA_CTL_LIMIT_MAX || max > IOPA_CTL_LIMIT_MAX ||
+	    (min && max && min > max))
+		return -EINVAL;
+	c->min = min;
+	c->max = max;
+	c->ceiling = p->max_limit;
+	if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
+	    c->mode != IOPA_CTL_MODE_FIXED &&
+	    (iopa_ctl_clamp(c, c->limit) != c->limit ||
+	     iopa_ctl_clamp(c, c->base) != c->base)) {
+		c->limit = iopa_ctl_clamp(c, c->base);
+		iopa_ctl_resume(c);
+	}
+	c->limit = iopa_ctl_clamp(c, c->limit);
+	return 0;
+}
+
+/**
+ * iopa_ctl_set_fixed() - freeze or unfreeze the limit
+ * @c: the controller
+ * @limit: the fixed limit (clamped to the bounds), or 0 to resume
+ *	adapting from the current limit (iopa: in mode FAST, hillclimb: in
+ *	mode NORMAL)
+ *
+ * Like seed 001's dynamic threads, which froze the thread count when
+ * the program set one itself.
+ */
+void iopa_ctl_set_fixed(struct iopa_ctl *c, u32 limit)
+{
+	if (limit) {
+		c->limit = iopa_ctl_clamp(c, limit);
+		c->base = c->limit;
+		c->nr_trial = 0;
+		c->mode = IOPA_CTL_MODE_FIXED;
+		return;
+	}
+	if (c->mode == IOPA_CTL_MODE_FIXED)
+		iopa_ctl_resume(c);
+}
+
+/**
+ * iopa_ctl_limit() - the limit in force
+ * @c: the controller
+ *
+ * Return: how many of the submitter's jobs may run at once.
+ */
+u32 iopa_ctl_limit(const struct iopa_ctl *c)
+{
+	return c->limit;
+}
+
+/**
+ * iopa_ctl_mode() - the controller's mode
+ * @c: the controller
+ *
+ * Return: the enum iopa_ctl_mode of the cycle now running.
+ */
+enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c)
+{
+	return c->mode;
+}
+
+/**
+ * iopa_ctl_policy() - the controller's policy
+ * @c: the controller
+ *
+ * Return: its enum iopa_ctl_policy.
+ */
+enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c)
+{
+	return c->policy;
+}
+
+/**
+ * iopa_ctl_next_cycle_ms() - length of the cycle now starting
+ * @c: the controller
+ * @p: the tunables
+ *
+ * Return: @p->fast_cycle_ms in FAST mode, the rest of the hold time in
+ * HOLD, else @p->normal_cycle_ms.
+ */
+u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
+			   const struct iopa_ctl_params *p)
+{
+	switch (c->mode) {
+	case IOPA_CTL_MODE_FAST:
+		return p->fast_cycle_ms;
+	case IOPA_CTL_MODE_HOLD:
+		return c->hold_ms ? c->hold_ms : p->hold_cycle_ms;
+	default:
+		return p->normal_cycle_ms;
+	}
+}
+
+/**
+ * iopa_ctl_update() - end of a cycle: feed its sample, adapt the limit
+ * @c: the controller
+ * @p: the tunables (valid: iopa_ctl_params_check())
+ * @s: what was measured over the cycle
+ * @r_permille: if not NULL, set to the last throughput ratio computed
+ *	(iopa: R; hillclimb: the larger limit's throughput over the
+ *	smaller's, or the sample over the base level), per mille
+ *
+ * A sample without demand is ignored, except that time passes in HOLD
+ * and a hillclimb trial is abandoned.  The limit never grows when
+ * @s->cpu_saturated.  A new limit applies to dispatches from now on;
+ * running jobs are not preempted, so a smaller limit takes effect as
+ * jobs finish.
+ *
+ * Return: true if the limit changed.
+ */
+bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		     const struct iopa_ctl_sample *s, u32 *r_permille)
+{
+	u32 old = c->limit;
+
+	if (c->ceiling != p->max_limit) {
+		/* max_limit changed (sysfs): clamp, abandoning a trial it cuts */
+		c->ceiling = p->max_limit;
+		if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
+		    c->mode != IOPA_CTL_MODE_FIXED &&
+		    (iopa_ctl_clamp(c, c->limit) != c->limit ||
+		     iopa_ctl_clamp(c, c->base) != c->base)) {
+			c->limit = iopa_ctl_clamp(c, c->base);
+			iopa_ctl_resume(c);
+		}
+		c->limit = iopa_ctl_clamp(c, c->limit);
+	}
+
+	if (c->mode == IOPA_CTL_MODE_FIXED) {
+		/* nothing */
+	} else if (!s->demand) {
+		if (c->mode == IOPA_CTL_MODE_HOLD) {
+			iopa_ctl_hold_tick(c, s->elapsed_ms);
+		} else if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
+			   c->limit != c->base) {
+			/* A trial cannot be judged without demand: drop it. */
+			c->limit = c->base;
+			iopa_ctl_resume(c);
+		}
+	} else if (c->policy == IOPA_CTL_POLICY_HILLCLIMB) {
+		iopa_ctl_hc_update(c, p, s);
+	} else {
+		iopa_ctl_iopa_update(c, p, s);
+	}
+
+	c->dropped = c->limit < old;
+	if (r_permille)
+		*r_permille = c->r_permille;
+	return c->limit != old;
+}

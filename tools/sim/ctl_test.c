@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of kernel/ctl.c (the admission-limit controller), one
+ * behaviour per test, and the done criteria of the simulator.
+ *
+ *   make -C tools/sim test
+ */
+#include <string.h>
+
+/*
+ * The harness is not -Wextra clean: TEST() leaves its variant argument
+ * unused, TEST_F() keeps a local across setjmp(), and EXPECT_EQ(10, x)
+ * compares an int literal with the controller's u32 limits.
+ */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wclobbered"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+
+#include "ctl.h"
+#include "sim.h"
+
+#define NCPUS	32
+
+static void params(struct iopa_ctl_params *p)
+{
+	iopa_ctl_params_default(p, NCPUS);
+}
+
+/* End the current cycle with throughput @tput. */
+static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		 u64 tput, bool saturated, bool demand)
+{
+	struct iopa_ctl_sample s = {
+		.tput = tput,
+		.elapsed_ms = iopa_ctl_next_cycle_ms(c, p),
+		.cpu_saturated = saturated,
+		.demand = demand,
+	};
+
+	return iopa_ctl_update(c, p, &s, NULL);
+}
+
+/* Devices: throughput at n running jobs. */
+static u64 dev_linear(u32 n)
+{
+	return 1000ULL * n;
+}
+
+static u64 dev_const(u32 n)
+{
+	(void)n;
+	return 50000;
+}
+
+/* Peaks at 12, falls 5% per job on either side. */
+static u64 dev_peak12(u32 n)
+{
+	u32 d = n > 12 ? n - 12 : 12 - n;
+
+	return d >= 20 ? 1000 : 100000 - 5000ULL * d;
+}
+
+/* Run @cycles cycles against @dev (scaled by @scale per mille). */
+static int run(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+	       u64 (*dev)(u32), u32 scale, int cycles)
+{
+	int changes = 0;
+
+	while (cycles--)
+		changes += feed(c, p, dev(iopa_ctl_limit(c)) * scale / 1000,
+				false, true);
+	return changes;
+}
+
+TEST(policy_name_parse_round_trip)
+{
+	int p;
+
+	for (p = 0; p < IOPA_CTL_NR_POLICIES; p++) {
+		const char *n = iopa_ctl_policy_name(p);
+		char buf[32];
+
+		ASSERT_EQ(p, iopa_ctl_policy_parse(n, strlen(n)));
+		snprintf(buf, sizeof(buf), "%s\n", n);
+		ASSERT_EQ(p, iopa_ctl_policy_parse(buf, strlen(buf)));
+	}
+	EXPECT_STREQ("iopa", iopa_ctl_policy_name(IOPA_CTL_POLICY_IOPA));
+	EXPECT_STREQ("hillclimb",
+		     iopa_ctl_policy_name(IOPA_CTL_POLICY_HILLCLIMB));
+	EXPECT_EQ(-EINVAL, iopa_ctl_policy_parse("iop", 3));
+	EXPECT_EQ(-EINVAL, iopa_ctl_policy_parse("iopax", 5));
+	EXPECT_EQ(-EINVAL, iopa_ctl_policy_parse("", 0));
+	EXPECT_EQ(-EINVAL, iopa_ctl_policy_parse("\n", 1));
+	/* len bounds the name: no NUL needed */
+	EXPECT_EQ(IOPA_CTL_POLICY_IOPA, iopa_ctl_policy_parse("iopa-x", 4));
+	EXPECT_STREQ("?", iopa_ctl_policy_name(IOPA_CTL_NR_POLICIES));
+	EXPECT_STREQ("steady", iopa_ctl_mode_name(IOPA_CTL_MODE_STEADY));
+	EXPECT_STREQ("?", iopa_ctl_mode_name(IOPA_CTL_NR_MODES));
+}
+
+TEST(params_default_and_check)
+{
+	struct iopa_ctl_params p, q;
+	struct iopa_ctl c;
+
+	params(&p);
+	ASSERT_EQ(0, iopa_ctl_params_check(&p));
+	EXPECT_EQ(1100, p.increase_permille);
+	EXPECT_EQ(900, p.decrease_permille);
+	EXPECT_EQ(500, p.fast_cycle_ms);
+	EXPECT_EQ(1000, p.normal_cycle_ms);
+	EXPECT_EQ(6000, p.hold_cycle_ms);
+	EXPECT_EQ(3, p.history);
+	EXPECT_EQ(4 * NCPUS, p.max_limit);
+	/* 30% of 32 CPUs, rounded up as the paper's 8 of 24 */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	EXPECT_EQ(10, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	iopa_ctl_params_default(&q, 0);
+	EXPECT_EQ(0, iopa_ctl_params_check(&q));
+	iopa_ctl_params_default(&q, 4096);
+	EXPECT_EQ(IOPA_CTL_LIMIT_MAX, q.max_limit);
+
+#define BAD(field, value) do {					\
+		q = p;						\
+		q.field = (value);				\
+		EXPECT_EQ(-EINVAL, iopa_ctl_params_check(&q));	\
+	} while (0)
+	BAD(decrease_permille, 1100);		/* decrease >= increase */
+	BAD(decrease_permille, 1000);
+	BAD(decrease_permille, 0);
+	BAD(increase_permille, 1000);
+	BAD(increase_permille, 10001);
+	BAD(fast_cycle_ms, 0);
+	BAD(normal_cycle_ms, 0);
+	BAD(hold_cycle_ms, 0);
+	BAD(normal_cycle_ms, 3600 * 1000 + 1);
+	BAD(history, 0);
+	BAD(history, IOPA_CTL_HIST_MAX + 1);
+	BAD(max_limit, 0);
+	BAD(max_limit, IOPA_CTL_LIMIT_MAX + 1);
+	BAD(init_limit, IOPA_CTL_LIMIT_MAX + 1);
+	BAD(fast_cap, IOPA_CTL_LIMIT_MAX + 1);
+	BAD(ncpus, 0);
+#undef BAD
+}
+
+TEST(init_limit_clamped_to_max_limit)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	params(&p);
+	p.init_limit = 500;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	EXPECT_EQ(p.max_limit, iopa_ctl_limit(&c));
+	p.init_limit = 7;
+	iopa_ctl_init(&c, &p, 99);	/* unknown policy: iopa */
+	EXPECT_EQ(7, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_POLICY_IOPA, iopa_ctl_policy(&c));
+}
+
+TEST(iopa_fast_doubles_while_r_above_increase_until_cap)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	EXPECT_EQ(p.fast_cycle_ms, iopa_ctl_next_cycle_ms(&c, &p));
+	/* The first cycle has no reference: doubles. */
+	EXPECT_TRUE(feed(&c, &p, dev_linear(10), false, true));
+	EXPECT_EQ(20, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* R = 2 > 1.1: doubles, capped at 90% of 32 = 29 (rounded up) */
+	EXPECT_TRUE(feed(&c, &p, dev_linear(20), false, true));
+	EXPECT_EQ(29, iopa_ctl_limit(&c));
+	/* The cap ends FAST mode. */
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+	EXPECT_EQ(p.normal_cycle_ms, iopa_ctl_next_cycle_ms(&c, &p));
+}
+
+TEST(iopa_fast_to_normal_when_gain_stalls)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 r = 0;
+	struct iopa_ctl_sample s = { .tput = 50000, .elapsed_ms = 500,
+				     .demand = true };
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	EXPECT_TRUE(feed(&c, &p, dev_const(10), false, true));
+	EXPECT_EQ(20, iopa_ctl_limit(&c));
+	/* R = 1.0 <= 1.1: stays at 20, NORMAL */
+	EXPECT_FALSE(iopa_ctl_update(&c, &p, &s, &r));
+	EXPECT_EQ(1000, r);
+	EXPECT_EQ(20, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+}
+
+TEST(iopa_normal_plus_one_minus_one_and_hold)
+{
+	struct iopa_ctl_sample early = { .tput = 10, .elapsed_ms = 1000,
+					 .demand = true };
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	params(&p);
+	p.init_limit = 16;
+	p.fast_cap = 16;		/* start in NORMAL at 16 */
+	p.hold_cycle_ms = 3000;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	EXPECT_FALSE(feed(&c, &p, 1000, false, true));
+	ASSERT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+	/* R = 1.2 > 1.1 against the previous cycles: +1 */
+	EXPECT_TRUE(feed(&c, &p, 1200, false, true));
+	EXPECT_EQ(17, iopa_ctl_limit(&c));
+	/* within the thresholds (avg of 1000, 1200 = 1100; R = 1.0): keep */
+	EXPECT_FALSE(feed(&c, &p, 1100, false, true));
+	EXPECT_EQ(17, iopa_ctl_limit(&c));
+	/* R = 800 / 1100 < 0.9: -1 and HOLD */
+	EXPECT_TRUE(feed(&c, &p, 800, false, true));
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_HOLD, iopa_ctl_mode(&c));
+	EXPECT_EQ(p.hold_cycle_ms, iopa_ctl_next_cycle_ms(&c, &p));
+	/* HOLD ignores R, lasts hold_cycle_ms, then NORMAL */
+	EXPECT_FALSE(feed(&c, &p, 100, false, true));
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+	/* A timer that fires early does not cut HOLD short. */
+	for (i = 0; i < 3; i++)
+		feed(&c, &p, 100000, false, true);	/* grow a bit */
+	EXPECT_TRUE(feed(&c, &p, 10, false, true));
+	ASSERT_EQ(IOPA_CTL_MODE_HOLD, iopa_ctl_mode(&c));
+	iopa_ctl_update(&c, &p, &early, NULL);
+	EXPECT_EQ(IOPA_CTL_MODE_HOLD, iopa_ctl_mode(&c));
+	EXPECT_EQ(2000, iopa_ctl_next_cycle_ms(&c, &p));
+	early.elapsed_ms = 2000;
+	iopa_ctl_update(&c, &p, &early, NULL);
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+}
+
+TEST(no_growth_when_cpu_saturated)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int pol, i;
+
+	params(&p);
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		iopa_ctl_init(&c, &p, pol);
+		for (i = 0; i < 40; i++) {
+			feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), true,
+			     true);
+			ASSERT_LE(iopa_ctl_limit(&c), 10);
+		}
+	}
+	/* iopa in NORMAL: R > increase, but saturated: keep */
+	p.init_limit = 16;
+	p.fast_cap = 16;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	feed(&c, &p, 1000, false, true);
+	EXPECT_FALSE(feed(&c, &p, 5000, true, true));
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+}
+
+TEST(no_growth_and_sample_ignored_without_demand)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int pol, i;
+
+	params(&p);
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		iopa_ctl_init(&c, &p, pol);
+		for (i = 0; i < 40; i++) {
+			EXPECT_FALSE(feed(&c, &p, dev_linear(100 + i), false,
+					  false));
+			ASSERT_EQ(10, iopa_ctl_limit(&c));
+		}
+	}
+	/* A hillclimb trial without demand is dropped: back to the base. */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	EXPECT_TRUE(feed(&c, &p, dev_linear(10), false, true));
+	ASSERT_EQ(20, iopa_ctl_limit(&c));
+	EXPECT_TRUE(feed(&c, &p, 0, false, false));
+	EXPECT_EQ(10, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+}
+
+TEST(bounds_clamp_and_are_honoured)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int pol, i;
+
+	params(&p);
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		iopa_ctl_init(&c, &p, pol);
+		EXPECT_EQ(-EINVAL, iopa_ctl_set_bounds(&c, &p, 9, 8));
+		EXPECT_EQ(-EINVAL, iopa_ctl_set_bounds(&c, &p, 0,
+				IOPA_CTL_LIMIT_MAX + 1));
+		EXPECT_EQ(10, iopa_ctl_limit(&c));
+		/* max below the limit clamps at once */
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
+		EXPECT_EQ(6, iopa_ctl_limit(&c));
+		/* growth stops at max */
+		for (i = 0; i < 60; i++) {
+			feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), false,
+			     true);
+			ASSERT_LE(iopa_ctl_limit(&c), 6);
+		}
+		EXPECT_EQ(6, iopa_ctl_limit(&c));
+		/* min above the limit clamps at once; decreases stop at it */
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 40, 50));
+		EXPECT_EQ(40, iopa_ctl_limit(&c));
+		for (i = 0; i < 60; i++) {
+			feed(&c, &p, 100000 - 1000ULL * iopa_ctl_limit(&c),
+			     false, true);
+			ASSERT_GE(iopa_ctl_limit(&c), 40);
+			ASSERT_LE(iopa_ctl_limit(&c), 50);
+		}
+		/* no bounds: back to the global ceiling only */
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
+		/* the global max_limit wins over a min above it */
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 200, 0));
+		EXPECT_EQ(p.max_limit, iopa_ctl_limit(&c));
+		/* a lower max_limit (sysfs) applies at the next update */
+		p.max_limit = 20;
+		feed(&c, &p, 1000, false, true);
+		EXPECT_LE(iopa_ctl_limit(&c), 20);
+		params(&p);
+	}
+}
+
+TEST(fixed_freezes_and_unfreeze_resumes)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int pol, i;
+
+	params(&p);
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		iopa_ctl_init(&c, &p, pol);
+		iopa_ctl_set_fixed(&c, 3);
+		EXPECT_EQ(3, iopa_ctl_limit(&c));
+		EXPECT_EQ(IOPA_CTL_MODE_FIXED, iopa_ctl_mode(&c));
+		for (i = 0; i < 20; i++)
+			EXPECT_FALSE(feed(&c, &p, dev_linear(3 + 10 * i),
+					  false, true));
+		EXPECT_EQ(3, iopa_ctl_limit(&c));
+		/* clamped to the bounds */
+		iopa_ctl_set_fixed(&c, IOPA_CTL_LIMIT_MAX + 5);
+		EXPECT_EQ(p.max_limit, iopa_ctl_limit(&c));
+		iopa_ctl_set_fixed(&c, 3);
+		/* 0 unfreezes: adapting again from 3 */
+		iopa_ctl_set_fixed(&c, 0);
+		EXPECT_EQ(pol == IOPA_CTL_POLICY_IOPA ? IOPA_CTL_MODE_FAST :
+			  IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+		EXPECT_EQ(3, iopa_ctl_limit(&c));
+		run(&c, &p, dev_linear, 1000, 30);
+		EXPECT_GT(iopa_ctl_limit(&c), 3);
+		/* unfreezing what is not frozen does nothing */
+		i = iopa_ctl_limit(&c);
+		iopa_ctl_set_fixed(&c, 0);
+		EXPECT_EQ(i, iopa_ctl_limit(&c));
+	}
+}
+
+TEST(set_policy_keeps_the_limit)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	run(&c, &p, dev_linear, 1000, 2);
+	ASSERT_EQ(29, iopa_ctl_limit(&c));
+	iopa_ctl_set_policy(&c, IOPA_CTL_POLICY_HILLCLIMB);
+	EXPECT_EQ(IOPA_CTL_POLICY_HILLCLIMB, iopa_ctl_policy(&c));
+	EXPECT_EQ(29, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+	iopa_ctl_set_policy(&c, IOPA_CTL_NR_POLICIES);
+	EXPECT_EQ(IOPA_CTL_POLICY_HILLCLIMB, iopa_ctl_policy(&c));
+	/* a hillclimb trial is dropped, not kept, on a switch */
+	feed(&c, &p, dev_linear(29), false, true);
+	ASSERT_NE(29, iopa_ctl_limit(&c));
+	iopa_ctl_set_policy(&c, IOPA_CTL_POLICY_IOPA);
+	EXPECT_EQ(29, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+}
+
+TEST(hillclimb_reverts_a_trial_that_does_not_pay)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	/* constant throughput: the doubling to 20 gains nothing */
+	feed(&c, &p, dev_const(10), false, true);
+	ASSERT_EQ(20, iopa_ctl_limit(&c));
+	for (i = 0; i < 10 && iopa_ctl_limit(&c) == 20; i++)
+		feed(&c, &p, dev_const(20), false, true);
+	EXPECT_EQ(10, iopa_ctl_limit(&c));
+	/* and it settles at or below 10 (fewer workers, same throughput) */
+	run(&c, &p, dev_const, 1000, 60);
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_LE(iopa_ctl_limit(&c), 10);
+}
+
+TEST(hillclimb_settles_at_the_peak)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int changes;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	run(&c, &p, dev_peak12, 1000, 30);
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(12, iopa_ctl_limit(&c));
+	/* settled: at most one timed probe (2 changes) in 30 more cycles */
+	changes = run(&c, &p, dev_peak12, 1000, 30);
+	EXPECT_LE(changes, 2);
+	EXPECT_EQ(12, iopa_ctl_limit(&c));
+}
+
+TEST(hillclimb_reprobes_after_a_step)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i, left_steady = 0;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	run(&c, &p, dev_peak12, 1000, 30);
+	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	/* The device halves: the level shift starts a new search ... */
+	for (i = 0; i < 4; i++) {
+		feed(&c, &p, dev_peak12(iopa_ctl_limit(&c)) / 2, false, true);
+		left_steady |= iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
+	}
+	EXPECT_TRUE(left_steady);
+	/* ... which settles again at the peak (same shape). */
+	run(&c, &p, dev_peak12, 500, 30);
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(12, iopa_ctl_limit(&c));
+}
+
+TEST(hillclimb_finds_the_cpus_on_cpu_bound_jobs)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	for (i = 0; i < 40; i++) {
+		u32 n = iopa_ctl_limit(&c);
+
+		/* one job per CPU; more only cost */
+		feed(&c, &p, n <= NCPUS ? 1000ULL * n :
+		     1000ULL * NCPUS * 100 / (100 + n - NCPUS), n >= NCPUS,
+		     true);
+	}
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(NCPUS, iopa_ctl_limit(&c));
+}
+
+TEST(limit_always_within_bounds)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	unsigned long long seed = 7;
+	int pol, i;
+
+	params(&p);
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		iopa_ctl_init(&c, &p, pol);
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 3, 40));
+		for (i = 0; i < 2000; i++) {
+			seed = seed * 6364136223846793005ULL + 1;
+			feed(&c, &p, seed >> 44, (seed >> 20) & 1,
+			     ((seed >> 21) & 7) != 0);
+			ASSERT_GE(iopa_ctl_limit(&c), 3);
+			ASSERT_LE(iopa_ctl_limit(&c), 40);
+			ASSERT_LT(iopa_ctl_mode(&c), IOPA_CTL_NR_MODES);
+		}
+	}
+}
+
+/* ---- the simulator's results: the done criteria ---------------- */
+
+FIXTURE(sim)
+{
+	struct iopa_ctl_params p;
+	struct sim_result r[SIM_NR_SCENARIOS][IOPA_CTL_NR_POLICIES];
+};
+
+FIXTURE_SETUP(sim)
+{
+	struct sim_opts o = { 0 };
+	int sc, pol;
+
+	iopa_ctl_params_default(&self->p, SIM_NCPUS);
+	for (sc = 0; sc < SIM_NR_SCENARIOS; sc++)
+		for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++)
+			ASSERT_EQ(0, sim_run(sc, pol, &self->p, &o,
+					     &self->r[sc][pol]));
+}
+
+FIXTURE_TEARDOWN(sim)
+{
+}
+
+TEST_F(sim, iopa_reaches_90_pct_within_6_cycles_on_ssd_and_hdd)
+{
+	struct sim_result *ssd = &self->r[SIM_SSD][IOPA_CTL_POLICY_IOPA];
+	struct sim_result *hdd = &self->r[SIM_HDD][IOPA_CTL_POLICY_IOPA];
+
+	EXPECT_GE(ssd->cycles_to_90, 1);
+	EXPECT_LE(ssd->cycles_to_90, 6);
+	EXPECT_GE(hdd->cycles_to_90, 1);
+	EXPECT_LE(hdd->cycles_to_90, 6);
+}
+
+TEST_F(sim, hillclimb_at_least_95_pct_of_best_everywhere)
+{
+	int sc;
+
+	for (sc = 0; sc < SIM_NR_SCENARIOS; sc++) {
+		struct sim_result *r = &self->r[sc][IOPA_CTL_POLICY_HILLCLIMB];
+
+		TH_LOG("%s: %.2f", sim_scenario_name(sc), r->mean_pct_of_best);
+		EXPECT_GE(r->mean_pct_of_best, 95.0);
+	}
+}
+
+TEST_F(sim, hillclimb_at_most_3_changes_after_settle_on_ssd_and_hdd)
+{
+	EXPECT_LE(self->r[SIM_SSD][IOPA_CTL_POLICY_HILLCLIMB]
+		  .changes_after_settle, 3);
+	EXPECT_LE(self->r[SIM_HDD][IOPA_CTL_POLICY_HILLCLIMB]
+		  .changes_after_settle, 3);
+}
+
+TEST_F(sim, hillclimb_beats_iopa_on_noisy_and_step)
+{
+	EXPECT_GT(self->r[SIM_NOISY][IOPA_CTL_POLICY_HILLCLIMB].mean_pct_of_best,
+		  self->r[SIM_NOISY][IOPA_CTL_POLICY_IOPA].mean_pct_of_best);
+	EXPECT_GT(self->r[SIM_STEP][IOPA_CTL_POLICY_HILLCLIMB].mean_pct_of_best,
+		  self->r[SIM_STEP][IOPA_CTL_POLICY_IOPA].mean_pct_of_best);
+}
+
+TEST_F(sim, deterministic)
+{
+	struct sim_opts o = { 0 };
+	struct sim_result again;
+	int sc, pol;
+
+	for (sc = 0; sc < SIM_NR_SCENARIOS; sc++) {
+		for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+			ASSERT_EQ(0, sim_run(sc, pol, &self->p, &o, &again));
+			EXPECT_EQ(0, memcmp(&again, &self->r[sc][pol],
+					    sizeof(again)));
+		}
+	}
+}
+
+TEST_F(sim, best_fixed_limits_are_the_curves_peaks)
+{
+	EXPECT_EQ(24, self->r[SIM_SSD][0].best_limit);
+	EXPECT_EQ(6, self->r[SIM_HDD][0].best_limit);
+	EXPECT_EQ(24, self->r[SIM_STEP][0].best_limit);
+	EXPECT_EQ(SIM_NCPUS, self->r[SIM_FLAT][0].best_limit);
+}
+
+TEST_HARNESS_MAIN
