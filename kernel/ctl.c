@@ -964,8 +964,9 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol)
  * @min: lowest limit, 0 for 1
  * @max: highest limit, 0 for no bound below @p->max_limit
  *
- * The limit is clamped at once; a hillclimb trial the new bounds cut is
- * abandoned.  @p->max_limit wins over a @min above it.
+ * An adapting limit is clamped at once; a hillclimb trial the new
+ * bounds cut is abandoned; a fixed limit is not touched (the bounds
+ * apply once it adapts again).  @p->max_limit wins over a @min above it.
  *
  * Return: 0, or -EINVAL if @min > @max (both set) or either exceeds
  * IOPA_CTL_LIMIT_MAX.
@@ -986,31 +987,37 @@ int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		c->limit = iopa_ctl_clamp(c, c->base);
 		iopa_ctl_resume(c);
 	}
-	c->limit = iopa_ctl_clamp(c, c->limit);
+	if (c->mode != IOPA_CTL_MODE_FIXED)
+		c->limit = iopa_ctl_clamp(c, c->limit);
 	return 0;
 }
 
 /**
  * iopa_ctl_set_fixed() - freeze or unfreeze the limit
  * @c: the controller
- * @limit: the fixed limit (clamped to the bounds), or 0 to resume
- *	adapting from the current limit (iopa: in mode FAST, hillclimb: in
+ * @limit: the fixed limit, or 0 to resume adapting from the current
+ *	limit brought into the bounds (iopa: in mode FAST, hillclimb: in
  *	mode NORMAL)
  *
  * Like seed 001's dynamic threads, which froze the thread count when
- * the program set one itself.
+ * the program set one itself.  The program's count holds as given (up
+ * to IOPA_CTL_LIMIT_MAX): the bounds and max_limit govern adaptation.
  */
 void iopa_ctl_set_fixed(struct iopa_ctl *c, u32 limit)
 {
 	if (limit) {
-		c->limit = iopa_ctl_clamp(c, limit);
+		c->limit = limit < IOPA_CTL_LIMIT_MAX ? limit :
+			   IOPA_CTL_LIMIT_MAX;
 		c->base = c->limit;
 		c->nr_trial = 0;
 		c->mode = IOPA_CTL_MODE_FIXED;
 		return;
 	}
-	if (c->mode == IOPA_CTL_MODE_FIXED)
+	if (c->mode == IOPA_CTL_MODE_FIXED) {
+		c->limit = iopa_ctl_clamp(c, c->limit);
+		c->base = c->limit;
 		iopa_ctl_resume(c);
+	}
 }
 
 /**
@@ -1099,7 +1106,8 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			c->limit = iopa_ctl_clamp(c, c->base);
 			iopa_ctl_resume(c);
 		}
-		c->limit = iopa_ctl_clamp(c, c->limit);
+		if (c->mode != IOPA_CTL_MODE_FIXED)
+			c->limit = iopa_ctl_clamp(c, c->limit);
 	}
 
 	if (c->mode == IOPA_CTL_MODE_FIXED) {

@@ -32,11 +32,15 @@
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/iopa.h>
+
+#include "ctl.h"
 
 /* Event counters kept per submitter, per context and per module. */
 enum iopa_stat {
@@ -91,6 +95,10 @@ enum iopa_job_state {
  * @nr_submitters: L: live (open) submitters
  * @nr_workers: L: live workers
  * @nr_waiting: L: workers sleeping in FETCH
+ * @id: I: module-wide number, for tracing and debugfs
+ * @next_sub_id: L: last submitter id given out
+ * @subs: L: open submitters
+ * @node: on iopa_ctx_list, protected by iopa_ctx_list_lock
  */
 struct iopa_ctx {
 	spinlock_t		lock;	/* the L rule */
@@ -104,6 +112,26 @@ struct iopa_ctx {
 	u32			nr_submitters;
 	u32			nr_workers;
 	u32			nr_waiting;
+	u32			id;
+	u32			next_sub_id;
+	struct list_head	subs;
+	struct list_head	node;
+};
+
+/**
+ * struct iopa_adapt_cycle - what one adjustment cycle measured so far
+ * @start_ns: when the cycle started (ktime_get_ns())
+ * @idle_us: CPU idle + iowait time of all CPUs at @start_ns
+ * @bytes: block-layer bytes moved by the submitter's jobs that completed
+ * @jobs: the submitter's jobs completed
+ * @demand: at some point jobs were pending while the limit was reached
+ */
+struct iopa_adapt_cycle {
+	u64			start_ns;
+	u64			idle_us;
+	u64			bytes;
+	u64			jobs;
+	bool			demand;
 };
 
 /**
@@ -119,6 +147,21 @@ struct iopa_ctx {
  * @nr: L: jobs per counted state
  * @stat: L: event counters
  * @closed: L: the fd is released; jobs that end are freed, not queued
+ * @id: I: number within the context
+ * @ctx_node: L: on ctx->subs while open
+ * @ctl: L: the limit controller; @limit follows iopa_ctl_limit()
+ * @cyc: L: the cycle being measured
+ * @adapt_work: runs the controller at the end of each cycle; armed
+ *	while the submitter is open and its limit is not fixed
+ * @tput_bytes: L: throughput is measured in bytes (the submitter's jobs
+ *	have done block I/O), else in jobs
+ * @bytes_per_s: L: last cycle's block-layer bytes per second
+ * @jobs_per_s: L: last cycle's completed jobs per second
+ * @cycles: L: cycles run
+ * @changes: L: limit changes made by the controller
+ * @r_permille: L: the controller's last ratio
+ * @nr_devs: L: entries used in @devs
+ * @devs: L: devices of the jobs' files, first seen first
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;
@@ -132,6 +175,19 @@ struct iopa_submitter {
 	u32			nr[IOPA_JOB_NR_COUNTED];
 	u64			stat[IOPA_NR_STATS];
 	bool			closed;
+	u32			id;
+	struct list_head	ctx_node;
+	struct iopa_ctl		ctl;
+	struct iopa_adapt_cycle	cyc;
+	struct delayed_work	adapt_work;
+	bool			tput_bytes;
+	u64			bytes_per_s;
+	u64			jobs_per_s;
+	u64			cycles;
+	u64			changes;
+	u32			r_permille;
+	u32			nr_devs;
+	dev_t			devs[IOPA_STATE_MAX_DEVS];
 };
 
 /**
@@ -162,6 +218,8 @@ struct iopa_worker {
  * @cqe_flags: L: IOPA_CQE_F_* gathered so far
  * @res: L: result, once DONE
  * @state: L: enum iopa_job_state
+ * @io_task: L: the worker thread that fetched the job while RUNNING
+ * @io_mark: L: @io_task's block I/O bytes when it fetched the job
  */
 struct iopa_kjob {
 	struct list_head	node;
@@ -176,6 +234,8 @@ struct iopa_kjob {
 	u32			cqe_flags;
 	s32			res;
 	u8			state;
+	const struct task_struct *io_task;
+	u64			io_mark;
 };
 
 /**
@@ -239,7 +299,12 @@ static inline int iopa_receive_fd(struct file *file, int __user *ufd)
 extern struct iopa_totals iopa_totals;
 extern struct iopa_tunables iopa_tunables;
 extern const struct attribute_group *iopa_attr_groups[];
+extern struct list_head iopa_ctx_list;
+extern struct mutex iopa_ctx_list_lock;
 
+/* queue.c */
+void iopa_sub_update(struct iopa_submitter *sub);
+void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
 struct iopa_ctx *iopa_ctx_alloc(void);
 void iopa_ctx_put(struct iopa_ctx *ctx);
 long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
@@ -247,5 +312,24 @@ long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
 bool iopa_is_iopa_file(const struct file *file);
 int iopa_queue_init(void);
 void iopa_queue_exit(void);
+
+/* adapt.c */
+void iopa_adapt_init(struct iopa_submitter *sub, u32 fixed_limit);
+void iopa_adapt_start(struct iopa_submitter *sub);
+void iopa_adapt_stop(struct iopa_submitter *sub);
+void iopa_adapt_job_started(struct iopa_kjob *job);
+void iopa_adapt_job_done(struct iopa_kjob *job);
+void iopa_adapt_note_file(struct iopa_submitter *sub,
+			  const struct file *file);
+long iopa_adapt_ioctl(struct iopa_submitter *sub, unsigned int cmd,
+		      void __user *argp);
+void iopa_params_get(struct iopa_ctl_params *p);
+int iopa_params_set(size_t off, u32 val);
+u32 iopa_params_read(size_t off);
+enum iopa_ctl_policy iopa_default_policy_get(void);
+void iopa_default_policy_set(enum iopa_ctl_policy pol);
+void iopa_params_init(void);
+void iopa_debugfs_init(void);
+void iopa_debugfs_exit(void);
 
 #endif /* _IOPA_PRIV_H */

@@ -69,6 +69,8 @@ static void __init iopa_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct iopa_fetch) != 96);
 	BUILD_BUG_ON(offsetof(struct iopa_fetch, work) != 40);
 	BUILD_BUG_ON(sizeof(struct iopa_stats) != 112);
+	BUILD_BUG_ON(sizeof(struct iopa_adapt) != 32);
+	BUILD_BUG_ON(sizeof(struct iopa_state) != 128);
 }
 
 static int __init iopa_init(void)
@@ -76,16 +78,19 @@ static int __init iopa_init(void)
 	int ret;
 
 	iopa_check_abi();
+	iopa_params_init();
 	ret = iopa_queue_init();
 	if (ret)
 		return ret;
+	iopa_debugfs_init();
 	ret = misc_register(&iopa_misc);
 	if (ret)
-		goto out_queue_exit;
+		goto out_debugfs_exit;
 	pr_info("loaded, ABI version %d\n", IOPA_ABI_VERSION);
 	return 0;
 
-out_queue_exit:
+out_debugfs_exit:
+	iopa_debugfs_exit();
 	iopa_queue_exit();
 	return ret;
 }
@@ -93,6 +98,7 @@ out_queue_exit:
 static void __exit iopa_exit(void)
 {
 	misc_deregister(&iopa_misc);
+	iopa_debugfs_exit();
 	iopa_queue_exit();
 }
 

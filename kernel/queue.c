@@ -23,7 +23,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
-#include <linux/cpumask.h>
 #include <linux/file.h>
 #include <linux/jiffies.h>
 #include <linux/poll.h>
@@ -34,6 +33,11 @@
 #include "iopa.h"
 
 static struct kmem_cache *iopa_job_cache;
+static atomic_t iopa_next_ctx_id = ATOMIC_INIT(0);
+
+/* Every context, for debugfs. */
+LIST_HEAD(iopa_ctx_list);
+DEFINE_MUTEX(iopa_ctx_list_lock);	/* protects iopa_ctx_list */
 
 static const struct file_operations iopa_sub_fops;
 static const struct file_operations iopa_worker_fops;
@@ -74,6 +78,9 @@ static void iopa_ctx_release(struct kref *ref)
 	struct iopa_ctx *ctx = container_of(ref, struct iopa_ctx, ref);
 
 	WARN_ON_ONCE(!list_empty(&ctx->workers));
+	mutex_lock(&iopa_ctx_list_lock);
+	list_del(&ctx->node);
+	mutex_unlock(&iopa_ctx_list_lock);
 	kfree(ctx);
 	atomic_long_dec(&iopa_totals.contexts);
 }
@@ -105,7 +112,12 @@ struct iopa_ctx *iopa_ctx_alloc(void)
 	kref_init(&ctx->ref);
 	INIT_LIST_HEAD(&ctx->runnable);
 	INIT_LIST_HEAD(&ctx->workers);
+	INIT_LIST_HEAD(&ctx->subs);
 	init_waitqueue_head(&ctx->fetch_wq);
+	ctx->id = atomic_inc_return(&iopa_next_ctx_id);
+	mutex_lock(&iopa_ctx_list_lock);
+	list_add_tail(&ctx->node, &iopa_ctx_list);
+	mutex_unlock(&iopa_ctx_list_lock);
 	atomic_long_inc(&iopa_totals.contexts);
 	return ctx;
 }
@@ -154,12 +166,23 @@ static bool iopa_sub_dispatchable(const struct iopa_submitter *sub)
 	       sub->nr[IOPA_JOB_RUNNING] < sub->limit;
 }
 
-/* Put @sub on, or take it off, its context's runnable list. */
-static void iopa_sub_update(struct iopa_submitter *sub)
+/**
+ * iopa_sub_update() - after a change of @sub's jobs or limit
+ * @sub: the submitter
+ *
+ * Puts @sub on, or takes it off, its context's runnable list, and notes
+ * demand for the controller: jobs pending while the limit is reached.
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_sub_update(struct iopa_submitter *sub)
 {
 	bool queued = !list_empty(&sub->rr_node);
 
 	lockdep_assert_held(&sub->ctx->lock);
+	if (sub->nr[IOPA_JOB_PENDING] &&
+	    sub->nr[IOPA_JOB_RUNNING] >= sub->limit)
+		sub->cyc.demand = true;
 	if (iopa_sub_dispatchable(sub)) {
 		if (!queued)
 			list_add_tail(&sub->rr_node, &sub->ctx->runnable);
@@ -168,8 +191,16 @@ static void iopa_sub_update(struct iopa_submitter *sub)
 	}
 }
 
-/* Wake up to @n workers waiting in FETCH if a job can be dispatched. */
-static void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
+/**
+ * iopa_kick_workers() - wake up to @n workers waiting in FETCH
+ * @ctx: the context
+ * @n: how many jobs may have become dispatchable
+ *
+ * Does nothing if no job can be dispatched.
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
 {
 	lockdep_assert_held(&ctx->lock);
 	if (n && ctx->nr_waiting && !list_empty(&ctx->runnable))
@@ -194,6 +225,7 @@ static struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 	job->worker = w;
 	w->nr_held++;
 	iopa_stat_add(sub, IOPA_STAT_DISPATCHED, 1);
+	iopa_adapt_job_started(job);
 	/* Next turn goes to the next submitter. */
 	list_del_init(&sub->rr_node);
 	iopa_sub_update(sub);
@@ -369,6 +401,7 @@ static void iopa_sub_enqueue(struct iopa_submitter *sub,
 	spin_lock(&ctx->lock);
 	list_for_each_entry_safe(job, tmp, batch, node) {
 		job->id = ++ctx->next_job_id;
+		iopa_adapt_note_file(sub, job->file);
 		iopa_job_set_state(job, IOPA_JOB_PENDING);
 		list_move_tail(&job->node, &sub->pending);
 	}
@@ -561,39 +594,6 @@ static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
 	return n;
 }
 
-static long iopa_sub_get_limit(struct iopa_submitter *sub, void __user *argp)
-{
-	struct iopa_limit arg = { };
-
-	spin_lock(&sub->ctx->lock);
-	arg.limit = sub->limit;
-	spin_unlock(&sub->ctx->lock);
-	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
-}
-
-static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
-{
-	struct iopa_ctx *ctx = sub->ctx;
-	struct iopa_limit arg;
-	u32 old;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
-		return -EINVAL;
-	if (!arg.limit || arg.limit > IOPA_LIMIT_MAX)
-		return -EINVAL;
-
-	spin_lock(&ctx->lock);
-	old = sub->limit;
-	sub->limit = arg.limit;
-	iopa_sub_update(sub);
-	if (arg.limit > old)
-		iopa_kick_workers(ctx, arg.limit - old);
-	spin_unlock(&ctx->lock);
-	return 0;
-}
-
 static void iopa_stats_fill(struct iopa_stats *st, const u64 *stat,
 			    const u32 *nr)
 {
@@ -611,7 +611,7 @@ static long iopa_get_features(void __user *argp)
 {
 	struct iopa_features f = {
 		.abi_version = IOPA_ABI_VERSION,
-		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL,
+		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL | IOPA_FEAT_ADAPTIVE,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
@@ -636,17 +636,13 @@ static long iopa_sub_ioctl(struct file *file, unsigned int cmd,
 		return iopa_sub_reap(sub, argp);
 	case IOPA_IOC_CANCEL:
 		return iopa_sub_cancel(sub, argp);
-	case IOPA_IOC_SET_LIMIT:
-		return iopa_sub_set_limit(sub, argp);
-	case IOPA_IOC_GET_LIMIT:
-		return iopa_sub_get_limit(sub, argp);
 	case IOPA_IOC_GET_STATS:
 		spin_lock(&sub->ctx->lock);
 		iopa_stats_fill(&st, sub->stat, sub->nr);
 		spin_unlock(&sub->ctx->lock);
 		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
 	}
-	return -ENOTTY;
+	return iopa_adapt_ioctl(sub, cmd, argp);
 }
 
 static __poll_t iopa_sub_poll(struct file *file, poll_table *wait)
@@ -702,6 +698,7 @@ static int iopa_sub_release(struct inode *inode, struct file *file)
 	spin_lock(&ctx->lock);
 	sub->closed = true;
 	ctx->nr_submitters--;
+	list_del(&sub->ctx_node);
 	list_del_init(&sub->rr_node);
 	n = iopa_sub_drop_list(sub, &sub->pending, IOPA_JOB_PENDING, &gc);
 	iopa_stat_add(sub, IOPA_STAT_CANCELLED, n);
@@ -710,6 +707,7 @@ static int iopa_sub_release(struct inode *inode, struct file *file)
 
 	/* Pending jobs still hold their files: iopa_job_free() puts them. */
 	iopa_job_free_list(&gc);
+	iopa_adapt_stop(sub);
 	iopa_sub_put(sub);
 	return 0;
 }
@@ -744,9 +742,8 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 	INIT_LIST_HEAD(&sub->done);
 	INIT_LIST_HEAD(&sub->rr_node);
 	init_waitqueue_head(&sub->wq);
-	sub->limit = arg.limit ? arg.limit :
-		     clamp_t(u32, num_online_cpus(), 1, IOPA_LIMIT_MAX);
 	sub->ctx = ctx;
+	iopa_adapt_init(sub, arg.limit);
 
 	spin_lock(&ctx->lock);
 	if (ctx->nr_submitters >= READ_ONCE(iopa_tunables.max_submitters)) {
@@ -755,16 +752,23 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 		return -ENOSPC;
 	}
 	ctx->nr_submitters++;
+	sub->id = ++ctx->next_sub_id;
+	list_add_tail(&sub->ctx_node, &ctx->subs);
 	spin_unlock(&ctx->lock);
 	kref_get(&ctx->ref);
 	atomic_long_inc(&iopa_totals.submitters);
 
+	/* Armed before the fd exists: once it does, it may be closed. */
+	iopa_adapt_start(sub);
 	fd = anon_inode_getfd("[iopa-submitter]", &iopa_sub_fops, sub,
 			      O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		spin_lock(&ctx->lock);
+		sub->closed = true;
 		ctx->nr_submitters--;
+		list_del(&sub->ctx_node);
 		spin_unlock(&ctx->lock);
+		iopa_adapt_stop(sub);
 		iopa_sub_put(sub);
 	}
 	return fd;
@@ -783,6 +787,7 @@ static int iopa_worker_complete_locked(struct iopa_worker *w,
 	list_for_each_entry(job, &w->held, node) {
 		if (job->id != done->job_id)
 			continue;
+		iopa_adapt_job_done(job);
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;
 	}

@@ -78,10 +78,91 @@ static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
 	},
 };
 
+/**
+ * struct iopa_param_attr - a controller parameter (struct iopa_ctl_params)
+ * @dattr: the sysfs attribute
+ * @off: offset of the u32 field in struct iopa_ctl_params
+ *
+ * A value that does not parse, or that iopa_ctl_params_check() refuses
+ * together with the other parameters, is refused with -EINVAL and the
+ * old value stays.
+ */
+struct iopa_param_attr {
+	struct device_attribute	dattr;
+	size_t			off;
+};
+
+#define to_iopa_param(a) container_of(a, struct iopa_param_attr, dattr)
+
+static ssize_t iopa_param_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", iopa_params_read(to_iopa_param(attr)->off));
+}
+
+static ssize_t iopa_param_store(struct device *dev,
+				struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	unsigned int val;
+
+	if (kstrtouint(buf, 0, &val) ||
+	    iopa_params_set(to_iopa_param(attr)->off, val))
+		return -EINVAL;
+	return count;
+}
+
+#define IOPA_PARAM_ATTR(_file, _field) {				\
+	.dattr	= __ATTR(_file, 0644, iopa_param_show, iopa_param_store), \
+	.off	= offsetof(struct iopa_ctl_params, _field),		\
+}
+
+static struct iopa_param_attr iopa_param_attr_tbl[] = {
+	IOPA_PARAM_ATTR(increase_threshold, increase_permille),
+	IOPA_PARAM_ATTR(decrease_threshold, decrease_permille),
+	IOPA_PARAM_ATTR(fast_cycle_ms, fast_cycle_ms),
+	IOPA_PARAM_ATTR(normal_cycle_ms, normal_cycle_ms),
+	IOPA_PARAM_ATTR(hold_cycle_ms, hold_cycle_ms),
+	IOPA_PARAM_ATTR(history, history),
+	IOPA_PARAM_ATTR(init_limit, init_limit),
+	IOPA_PARAM_ATTR(fast_cap, fast_cap),
+	IOPA_PARAM_ATTR(max_limit, max_limit),
+};
+
+static ssize_t default_policy_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  iopa_ctl_policy_name(iopa_default_policy_get()));
+}
+
+static ssize_t default_policy_store(struct device *dev,
+				    struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	int pol = iopa_ctl_policy_parse(buf, count);
+
+	if (pol < 0)
+		return -EINVAL;
+	iopa_default_policy_set(pol);
+	return count;
+}
+static DEVICE_ATTR_RW(default_policy);
+
 static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_tunable_attr_tbl[0].dattr.attr,
 	&iopa_tunable_attr_tbl[1].dattr.attr,
 	&iopa_tunable_attr_tbl[2].dattr.attr,
+	&iopa_param_attr_tbl[0].dattr.attr,
+	&iopa_param_attr_tbl[1].dattr.attr,
+	&iopa_param_attr_tbl[2].dattr.attr,
+	&iopa_param_attr_tbl[3].dattr.attr,
+	&iopa_param_attr_tbl[4].dattr.attr,
+	&iopa_param_attr_tbl[5].dattr.attr,
+	&iopa_param_attr_tbl[6].dattr.attr,
+	&iopa_param_attr_tbl[7].dattr.attr,
+	&iopa_param_attr_tbl[8].dattr.attr,
+	&dev_attr_default_policy.attr,
 	NULL,
 };
 

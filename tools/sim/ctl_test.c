@@ -353,8 +353,11 @@ TEST(fixed_freezes_and_unfreeze_resumes)
 					  false, true));
 		EXPECT_EQ(3, iopa_ctl_limit(&c));
 		/* clamped to the bounds */
+		/* a pinned count holds as given, up to the ABI maximum */
+		iopa_ctl_set_fixed(&c, p.max_limit + 7);
+		EXPECT_EQ(p.max_limit + 7, iopa_ctl_limit(&c));
 		iopa_ctl_set_fixed(&c, IOPA_CTL_LIMIT_MAX + 5);
-		EXPECT_EQ(p.max_limit, iopa_ctl_limit(&c));
+		EXPECT_EQ(IOPA_CTL_LIMIT_MAX, iopa_ctl_limit(&c));
 		iopa_ctl_set_fixed(&c, 3);
 		/* 0 unfreezes: adapting again from 3 */
 		iopa_ctl_set_fixed(&c, 0);
@@ -368,6 +371,25 @@ TEST(fixed_freezes_and_unfreeze_resumes)
 		iopa_ctl_set_fixed(&c, 0);
 		EXPECT_EQ(i, iopa_ctl_limit(&c));
 	}
+}
+
+/* A count the program pins holds; the bounds apply once it adapts again. */
+TEST(fixed_ignores_bounds_until_unfrozen)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 2, 4));
+	iopa_ctl_set_fixed(&c, 10);
+	EXPECT_EQ(10, iopa_ctl_limit(&c));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 1, 3));
+	EXPECT_EQ(10, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FIXED, iopa_ctl_mode(&c));
+	iopa_ctl_set_fixed(&c, 0);
+	EXPECT_EQ(3, iopa_ctl_limit(&c));
+	EXPECT_NE(IOPA_CTL_MODE_FIXED, iopa_ctl_mode(&c));
 }
 
 TEST(set_policy_keeps_the_limit)

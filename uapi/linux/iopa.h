@@ -49,6 +49,8 @@
 #define IOPA_FEAT_IOCTL		_BITULL(0)
 /* Submitter fds support poll(): EPOLLIN completions, EPOLLOUT room. */
 #define IOPA_FEAT_POLL		_BITULL(1)
+/* Adaptive limits: IOPA_IOC_SET_ADAPT, IOPA_IOC_GET_STATE, SET_LIMIT 0. */
+#define IOPA_FEAT_ADAPTIVE	_BITULL(2)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -75,7 +77,9 @@ struct iopa_features {
 /**
  * struct iopa_submitter_create - argument of IOPA_IOC_SUBMITTER_CREATE
  * @flags: zero (no flags are defined yet)
- * @limit: initial in-flight limit, 1..IOPA_LIMIT_MAX; 0 for the default
+ * @limit: 0: the kernel adapts the limit (policy: the sysfs default);
+ *	1..IOPA_LIMIT_MAX: the limit is fixed at this value (as after
+ *	IOPA_IOC_SET_LIMIT)
  * @reserved: zero
  */
 struct iopa_submitter_create {
@@ -214,15 +218,104 @@ struct iopa_cancel {
 
 /**
  * struct iopa_limit - argument of IOPA_IOC_SET_LIMIT / IOPA_IOC_GET_LIMIT
- * @limit: how many of the submitter's jobs may run at once,
- *	1..IOPA_LIMIT_MAX
- * @flags: zero (no flags are defined yet)
+ * @limit: SET: 1..IOPA_LIMIT_MAX fixes the limit at this value and stops
+ *	adapting it; 0 resumes adapting from the current limit.  GET: the
+ *	limit in force (how many of the submitter's jobs may run at once)
+ * @flags: SET: zero.  GET: IOPA_LIMIT_F_FIXED if the limit is fixed
  * @reserved: zero
  */
 struct iopa_limit {
 	__u32	limit;
 	__u32	flags;
 	__u64	reserved[3];
+};
+
+/* Limit flags (struct iopa_limit.flags, from GET_LIMIT). */
+#define IOPA_LIMIT_F_FIXED	0x1U
+
+/* Adaptation policies (struct iopa_adapt.policy, struct iopa_state). */
+/* Keep the submitter's policy (SET_ADAPT only). */
+#define IOPA_POLICY_KEEP	0
+/* The IOPA paper's algorithm: fast doubling, +1/-1 on R, hold. */
+#define IOPA_POLICY_IOPA	1
+/* Probe-and-revert hill climbing on the marginal throughput. */
+#define IOPA_POLICY_HILLCLIMB	2
+#define IOPA_POLICY_MAX		IOPA_POLICY_HILLCLIMB
+
+/* Controller modes (struct iopa_state.mode). */
+#define IOPA_MODE_FAST		0
+#define IOPA_MODE_NORMAL	1
+#define IOPA_MODE_HOLD		2
+#define IOPA_MODE_FIXED		3
+#define IOPA_MODE_PROBE		4
+#define IOPA_MODE_STEADY	5
+
+/**
+ * struct iopa_adapt - argument of IOPA_IOC_SET_ADAPT
+ * @policy: IOPA_POLICY_*; IOPA_POLICY_KEEP leaves it as it is
+ * @min: lower bound of the limit while it adapts, 0 for none
+ * @max: upper bound of the limit while it adapts, 0 for none; if both
+ *	are set, min <= max.  Both at most IOPA_LIMIT_MAX
+ * @flags: zero (no flags are defined yet)
+ * @reserved: zero
+ *
+ * Seed 001's MP_SUGNUMTHD_MIN / MP_SUGNUMTHD_MAX: the bounds clamp the
+ * current limit at once and every later adjustment.
+ */
+struct iopa_adapt {
+	__u32	policy;
+	__u32	min;
+	__u32	max;
+	__u32	flags;
+	__u64	reserved[2];
+};
+
+/* Most block devices reported per submitter in struct iopa_state. */
+#define IOPA_STATE_MAX_DEVS	4
+
+/**
+ * struct iopa_state - answer of IOPA_IOC_GET_STATE (submitter fd)
+ * @limit: the limit in force
+ * @mode: IOPA_MODE_*
+ * @policy: IOPA_POLICY_*
+ * @flags: IOPA_LIMIT_F_FIXED if the limit is fixed
+ * @min: lower bound, 0 for none
+ * @max: upper bound, 0 for none
+ * @inflight: jobs held by workers
+ * @pending: jobs waiting to be dispatched
+ * @cycle_ms: length of the cycle now running
+ * @r_permille: the controller's last throughput ratio, in 1/1000
+ * @cycles: adjustment cycles run so far
+ * @changes: limit changes made by the controller so far
+ * @bytes_per_s: bytes the submitter's jobs moved through the block
+ *	layer in the last cycle, per second
+ * @jobs_per_s: the submitter's jobs completed in the last cycle, per
+ *	second
+ * @nr_devs: entries used in @devs
+ * @reserved0: zero
+ * @devs: devices of the files of the submitter's jobs, as
+ *	(major << 20 | minor), first seen first
+ * @reserved: zero
+ */
+struct iopa_state {
+	__u32	limit;
+	__u32	mode;
+	__u32	policy;
+	__u32	flags;
+	__u32	min;
+	__u32	max;
+	__u32	inflight;
+	__u32	pending;
+	__u32	cycle_ms;
+	__u32	r_permille;
+	__u64	cycles;
+	__u64	changes;
+	__u64	bytes_per_s;
+	__u64	jobs_per_s;
+	__u32	nr_devs;
+	__u32	reserved0;
+	__u32	devs[IOPA_STATE_MAX_DEVS];
+	__u64	reserved[4];
 };
 
 /**
@@ -337,6 +430,8 @@ struct iopa_stats {
 #define IOPA_IOC_CANCEL		_IOW(IOPA_IOC_MAGIC, 0x12, struct iopa_cancel)
 #define IOPA_IOC_SET_LIMIT	_IOW(IOPA_IOC_MAGIC, 0x13, struct iopa_limit)
 #define IOPA_IOC_GET_LIMIT	_IOR(IOPA_IOC_MAGIC, 0x14, struct iopa_limit)
+#define IOPA_IOC_SET_ADAPT	_IOW(IOPA_IOC_MAGIC, 0x15, struct iopa_adapt)
+#define IOPA_IOC_GET_STATE	_IOR(IOPA_IOC_MAGIC, 0x16, struct iopa_state)
 
 /* Worker fd. */
 #define IOPA_IOC_FETCH		_IOWR(IOPA_IOC_MAGIC, 0x20, struct iopa_fetch)

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - adaptive limits: measurement, the per-submitter cycle, the
+ * adaptation ioctls, the controller's global parameters and debugfs.
+ *
+ * The decision itself is kernel/ctl.c's, which is free of kernel APIs so
+ * the host simulator runs the same code.  This file feeds it:
+ *
+ * - Bytes.  The bytes a job moves through the block layer are those its
+ *   worker thread is charged between FETCH and COMPLETE in its task I/O
+ *   accounting (read_bytes at bio submission, write_bytes at dirtying),
+ *   the same counters as /proc/<pid>/io.  Page-cache hits count nothing,
+ *   unlike the sys_read/sys_write volume the IOPA paper used.  A thread
+ *   holding several jobs at once charges its I/O to each of them.
+ * - Jobs.  Completions per second; the throughput signal for a
+ *   submitter whose jobs never did block I/O (CPU-bound or cached).
+ * - Demand.  A cycle tells something about the limit only if jobs were
+ *   pending while the limit was reached; other samples are ignored.
+ * - CPU.  Like seed 001, no growth while the CPUs are saturated: idle +
+ *   iowait time of all online CPUs over the cycle below 10%.
+ *
+ * Each open, adaptive submitter has a delayed work that ends its cycle
+ * after the length the controller asks for, feeds the sample, applies the
+ * new limit (a drop never preempts; surplus workers park after their
+ * job), wakes workers for a raise, traces and re-arms.  A fixed limit
+ * disarms it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/kernel_stat.h>
+#include <linux/seq_file.h>
+#include <linux/task_io_accounting_ops.h>
+#include <linux/tick.h>
+
+#include "iopa.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+/* The controller's parameters: sysfs writes them, each cycle reads them. */
+static struct iopa_ctl_params iopa_params;
+static enum iopa_ctl_policy iopa_default_policy = IOPA_CTL_POLICY_HILLCLIMB;
+/* Protects iopa_params and iopa_default_policy. */
+static DEFINE_SPINLOCK(iopa_params_lock);
+
+static struct dentry *iopa_debugfs_dir;
+
+/* ---- parameters ------------------------------------------------------- */
+
+/**
+ * iopa_params_init() - set the controller's parameters to their defaults
+ */
+void iopa_params_init(void)
+{
+	iopa_ctl_params_default(&iopa_params, num_online_cpus());
+}
+
+/**
+ * iopa_params_get() - a consistent copy of the controller's parameters
+ * @p: filled in, with ncpus set to the CPUs online now
+ */
+void iopa_params_get(struct iopa_ctl_params *p)
+{
+	spin_lock(&iopa_params_lock);
+	*p = iopa_params;
+	spin_unlock(&iopa_params_lock);
+	p->ncpus = num_online_cpus();
+}
+
+/**
+ * iopa_params_read() - one parameter
+ * @off: offsetof() the u32 field in struct iopa_ctl_params
+ *
+ * Return: its value.
+ */
+u32 iopa_params_read(size_t off)
+{
+	u32 val;
+
+	spin_lock(&iopa_params_lock);
+	val = *(u32 *)((char *)&iopa_params + off);
+	spin_unlock(&iopa_params_lock);
+	return val;
+}
+
+/**
+ * iopa_params_set() - set one parameter, if the whole set stays valid
+ * @off: offsetof() the u32 field in struct iopa_ctl_params
+ * @val: the new value
+ *
+ * Return: 0, or -EINVAL (the old value stays) if iopa_ctl_params_check()
+ * refuses the result.
+ */
+int iopa_params_set(size_t off, u32 val)
+{
+	struct iopa_ctl_params p;
+	int ret;
+
+	spin_lock(&iopa_params_lock);
+	p = iopa_params;
+	*(u32 *)((char *)&p + off) = val;
+	p.ncpus = num_online_cpus();
+	ret = iopa_ctl_params_check(&p);
+	if (!ret)
+		iopa_params = p;
+	spin_unlock(&iopa_params_lock);
+	return ret;
+}
+
+/**
+ * iopa_default_policy_get() - the policy of new adaptive submitters
+ *
+ * Return: the policy.
+ */
+enum iopa_ctl_policy iopa_default_policy_get(void)
+{
+	enum iopa_ctl_policy pol;
+
+	spin_lock(&iopa_params_lock);
+	pol = iopa_default_policy;
+	spin_unlock(&iopa_params_lock);
+	return pol;
+}
+
+/**
+ * iopa_default_policy_set() - set the policy of new adaptive submitters
+ * @pol: the policy
+ */
+void iopa_default_policy_set(enum iopa_ctl_policy pol)
+{
+	spin_lock(&iopa_params_lock);
+	iopa_default_policy = pol;
+	spin_unlock(&iopa_params_lock);
+}
+
+/* ---- measurement ------------------------------------------------------ */
+
+/* Bytes @task has been charged for block I/O, reads and writes. */
+static u64 iopa_task_io_bytes(const struct task_struct *task)
+{
+	return ((u64)task_io_get_inblock(task) +
+		task_io_get_oublock(task)) << 9;
+}
+
+/* Idle + iowait time of all online CPUs, in microseconds. */
+static u64 iopa_cpu_idle_us(void)
+{
+	u64 sum = 0, t;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		t = get_cpu_idle_time_us(cpu, NULL);
+		if (t == (u64)-1) {
+			/* No NOHZ accounting: the tick's. */
+			struct kernel_cpustat kcs;
+
+			kcpustat_cpu_fetch(&kcs, cpu);
+			sum += div_u64(kcs.cpustat[CPUTIME_IDLE] +
+				       kcs.cpustat[CPUTIME_IOWAIT],
+				       NSEC_PER_USEC);
+			continue;
+		}
+		sum += t;
+		t = get_cpu_iowait_time_us(cpu, NULL);
+		if (t != (u64)-1)
+			sum += t;
+	}
+	return sum;
+}
+
+/**
+ * iopa_adapt_job_started() - a worker thread took @job
+ * @job: the job, just dispatched to the current task
+ *
+ * Context: ctx->lock held, in the fetching worker thread.
+ */
+void iopa_adapt_job_started(struct iopa_kjob *job)
+{
+	job->io_task = current;
+	job->io_mark = iopa_task_io_bytes(current);
+}
+
+/**
+ * iopa_adapt_job_done() - a worker completed @job: charge its I/O
+ * @job: the job, still RUNNING
+ *
+ * The I/O of the completing thread since it fetched the job is the
+ * job's; a job completed by another thread than the one that fetched it
+ * counts as a job but moves no bytes.
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_adapt_job_done(struct iopa_kjob *job)
+{
+	struct iopa_submitter *sub = job->sub;
+	u64 bytes = 0;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (job->io_task == current)
+		bytes = iopa_task_io_bytes(current) - job->io_mark;
+	job->io_task = NULL;
+	sub->cyc.bytes += bytes;
+	sub->cyc.jobs++;
+	if (bytes)
+		sub->tput_bytes = true;
+}
+
+/**
+ * iopa_adapt_note_file() - remember the device of a job's file
+ * @sub: the submitter
+ * @file: the job's file
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_adapt_note_file(struct iopa_submitter *sub, const struct file *file)
+{
+	const struct inode *inode = file_inode(file);
+	dev_t dev = S_ISBLK(inode->i_mode) ? inode->i_rdev : inode->i_sb->s_dev;
+	u32 i;
+
+	for (i = 0; i < sub->nr_devs; i++)
+		if (sub->devs[i] == dev)
+			return;
+	if (sub->nr_devs < IOPA_STATE_MAX_DEVS)
+		sub->devs[sub->nr_devs++] = dev;
+}
+
+/* ---- the cycle -------------------------------------------------------- */
+
+static void iopa_adapt_cycle_begin(struct iopa_submitter *sub, u64 now_ns,
+				   u64 idle_us)
+{
+	sub->cyc.start_ns = now_ns;
+	sub->cyc.idle_us = idle_us;
+	sub->cyc.bytes = 0;
+	sub->cyc.jobs = 0;
+	sub->cyc.demand = false;
+}
+
+/* Arm the end of the cycle now starting, unless the limit is fixed. */
+static void iopa_adapt_arm(struct iopa_submitter *sub,
+			   const struct iopa_ctl_params *p)
+{
+	lockdep_assert_held(&sub->ctx->lock);
+	if (sub->closed || iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED)
+		return;
+	mod_delayed_work(system_unbound_wq, &sub->adapt_work,
+			 msecs_to_jiffies(iopa_ctl_next_cycle_ms(&sub->ctl, p)));
+}
+
+/* Make the dispatch limit follow the controller's. */
+static void iopa_adapt_apply(struct iopa_submitter *sub)
+{
+	u32 old = sub->limit;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	sub->limit = iopa_ctl_limit(&sub->ctl);
+	iopa_sub_update(sub);
+	if (sub->limit > old)
+		iopa_kick_workers(sub->ctx, sub->limit - old);
+}
+
+static void iopa_adapt_work_fn(struct work_struct *work)
+{
+	struct iopa_submitter *sub = container_of(to_delayed_work(work),
+						  struct iopa_submitter,
+						  adapt_work);
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_ctl_sample sample = { };
+	struct iopa_ctl_params p;
+	u64 now, idle, elapsed_ms, idle_ms;
+	u32 old, r = 0;
+	bool changed;
+
+	iopa_params_get(&p);
+	idle = iopa_cpu_idle_us();
+	now = ktime_get_ns();
+
+	spin_lock(&ctx->lock);
+	if (sub->closed || iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
+		spin_unlock(&ctx->lock);
+		return;
+	}
+	elapsed_ms = max_t(u64, div_u64(now - sub->cyc.start_ns,
+					NSEC_PER_MSEC), 1);
+	idle_ms = div_u64(idle - sub->cyc.idle_us, USEC_PER_MSEC);
+	sub->bytes_per_s = div64_u64(sub->cyc.bytes * MSEC_PER_SEC,
+				     elapsed_ms);
+	sub->jobs_per_s = div64_u64(sub->cyc.jobs * MSEC_PER_SEC, elapsed_ms);
+
+	/* Jobs per second are scaled by 1000 to keep some resolution. */
+	sample.tput = sub->tput_bytes ? sub->bytes_per_s :
+		      div64_u64(sub->cyc.jobs * MSEC_PER_SEC * 1000,
+				elapsed_ms);
+	sample.elapsed_ms = min_t(u64, elapsed_ms, U32_MAX);
+	sample.demand = sub->cyc.demand ||
+			(sub->nr[IOPA_JOB_PENDING] &&
+			 sub->nr[IOPA_JOB_RUNNING] >= sub->limit);
+	sample.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
+
+	old = sub->limit;
+	changed = iopa_ctl_update(&sub->ctl, &p, &sample, &r);
+	sub->r_permille = r;
+	sub->cycles++;
+	trace_iopa_cycle(ctx->id, sub->id, old, iopa_ctl_mode(&sub->ctl),
+			 sample.elapsed_ms, sub->bytes_per_s, sub->jobs_per_s,
+			 sample.demand, sample.cpu_saturated);
+	if (changed && iopa_ctl_limit(&sub->ctl) != old) {
+		sub->changes++;
+		trace_iopa_limit_change(ctx->id, sub->id, old,
+					iopa_ctl_limit(&sub->ctl),
+					iopa_ctl_mode(&sub->ctl), r,
+					sample.tput);
+	}
+	iopa_adapt_apply(sub);
+	iopa_adapt_cycle_begin(sub, now, idle);
+	iopa_adapt_arm(sub, &p);
+	spin_unlock(&ctx->lock);
+}
+
+/**
+ * iopa_adapt_init() - set up a new submitter's controller
+ * @sub: the submitter, not yet visible to anyone
+ * @fixed_limit: 0 to adapt, else the fixed limit
+ */
+void iopa_adapt_init(struct iopa_submitter *sub, u32 fixed_limit)
+{
+	struct iopa_ctl_params p;
+
+	iopa_params_get(&p);
+	iopa_ctl_init(&sub->ctl, &p, iopa_default_policy_get());
+	if (fixed_limit)
+		iopa_ctl_set_fixed(&sub->ctl, fixed_limit);
+	sub->limit = iopa_ctl_limit(&sub->ctl);
+	INIT_DELAYED_WORK(&sub->adapt_work, iopa_adapt_work_fn);
+	iopa_adapt_cycle_begin(sub, ktime_get_ns(), iopa_cpu_idle_us());
+}
+
+/**
+ * iopa_adapt_start() - start adapting a submitter that has been published
+ * @sub: the submitter
+ */
+void iopa_adapt_start(struct iopa_submitter *sub)
+{
+	struct iopa_ctl_params p;
+
+	iopa_params_get(&p);
+	spin_lock(&sub->ctx->lock);
+	iopa_adapt_arm(sub, &p);
+	spin_unlock(&sub->ctx->lock);
+}
+
+/**
+ * iopa_adapt_stop() - stop adapting a submitter whose fd is released
+ * @sub: the submitter, already marked closed (so the work does not re-arm)
+ *
+ * Context: may sleep.
+ */
+void iopa_adapt_stop(struct iopa_submitter *sub)
+{
+	cancel_delayed_work_sync(&sub->adapt_work);
+}
+
+/* ---- ioctls ----------------------------------------------------------- */
+
+static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_ctl_params p;
+	struct iopa_limit arg;
+	u64 now, idle;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+	if (arg.limit > IOPA_LIMIT_MAX)
+		return -EINVAL;
+
+	iopa_params_get(&p);
+	idle = iopa_cpu_idle_us();
+	now = ktime_get_ns();
+	spin_lock(&ctx->lock);
+	iopa_ctl_set_fixed(&sub->ctl, arg.limit);
+	iopa_adapt_apply(sub);
+	if (!arg.limit) {
+		/* Adapting again: a fresh cycle. */
+		iopa_adapt_cycle_begin(sub, now, idle);
+		iopa_adapt_arm(sub, &p);
+	}
+	spin_unlock(&ctx->lock);
+	return 0;
+}
+
+static long iopa_sub_get_limit(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_limit arg = { };
+
+	spin_lock(&sub->ctx->lock);
+	arg.limit = sub->limit;
+	if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED)
+		arg.flags |= IOPA_LIMIT_F_FIXED;
+	spin_unlock(&sub->ctx->lock);
+	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
+static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_ctl_params p;
+	struct iopa_adapt arg;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved[0] || arg.reserved[1])
+		return -EINVAL;
+	if (arg.policy > IOPA_POLICY_MAX || arg.min > IOPA_LIMIT_MAX ||
+	    arg.max > IOPA_LIMIT_MAX || (arg.max && arg.min > arg.max))
+		return -EINVAL;
+
+	iopa_params_get(&p);
+	spin_lock(&ctx->lock);
+	ret = iopa_ctl_set_bounds(&sub->ctl, &p, arg.min, arg.max);
+	if (!ret && arg.policy != IOPA_POLICY_KEEP)
+		iopa_ctl_set_policy(&sub->ctl, arg.policy - 1);
+	if (!ret) {
+		iopa_adapt_apply(sub);
+		iopa_adapt_arm(sub, &p);
+	}
+	spin_unlock(&ctx->lock);
+	return ret;
+}
+
+static void iopa_state_fill(struct iopa_submitter *sub, struct iopa_state *st,
+			    const struct iopa_ctl_params *p)
+{
+	u32 i;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	st->limit = sub->limit;
+	st->mode = iopa_ctl_mode(&sub->ctl);
+	st->policy = iopa_ctl_policy(&sub->ctl) + 1;
+	if (st->mode == IOPA_CTL_MODE_FIXED)
+		st->flags |= IOPA_LIMIT_F_FIXED;
+	st->min = sub->ctl.min;
+	st->max = sub->ctl.max;
+	st->inflight = sub->nr[IOPA_JOB_RUNNING];
+	st->pending = sub->nr[IOPA_JOB_PENDING];
+	st->cycle_ms = iopa_ctl_next_cycle_ms(&sub->ctl, p);
+	st->r_permille = sub->r_permille;
+	st->cycles = sub->cycles;
+	st->changes = sub->changes;
+	st->bytes_per_s = sub->bytes_per_s;
+	st->jobs_per_s = sub->jobs_per_s;
+	st->nr_devs = sub->nr_devs;
+	for (i = 0; i < sub->nr_devs; i++)
+		st->devs[i] = sub->devs[i];
+}
+
+static long iopa_sub_get_state(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_ctl_params p;
+	struct iopa_state st = { };
+
+	iopa_params_get(&p);
+	spin_lock(&sub->ctx->lock);
+	iopa_state_fill(sub, &st, &p);
+	spin_unlock(&sub->ctx->lock);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+/**
+ * iopa_adapt_ioctl() - the submitter commands about its limit
+ * @sub: the submitter
+ * @cmd: IOPA_IOC_SET_LIMIT, GET_LIMIT, SET_ADAPT or GET_STATE
+ * @argp: the user argument
+ *
+ * Return: 0, a negative errno, or -ENOTTY for another command.
+ */
+long iopa_adapt_ioctl(struct iopa_submitter *sub, unsigned int cmd,
+		      void __user *argp)
+{
+	BUILD_BUG_ON(IOPA_CTL_LIMIT_MAX != IOPA_LIMIT_MAX);
+	BUILD_BUG_ON(IOPA_CTL_POLICY_IOPA + 1 != IOPA_POLICY_IOPA);
+	BUILD_BUG_ON(IOPA_CTL_POLICY_HILLCLIMB + 1 != IOPA_POLICY_HILLCLIMB);
+	BUILD_BUG_ON(IOPA_CTL_NR_POLICIES != IOPA_POLICY_MAX);
+	BUILD_BUG_ON(IOPA_CTL_MODE_FAST != IOPA_MODE_FAST);
+	BUILD_BUG_ON(IOPA_CTL_MODE_NORMAL != IOPA_MODE_NORMAL);
+	BUILD_BUG_ON(IOPA_CTL_MODE_HOLD != IOPA_MODE_HOLD);
+	BUILD_BUG_ON(IOPA_CTL_MODE_FIXED != IOPA_MODE_FIXED);
+	BUILD_BUG_ON(IOPA_CTL_MODE_PROBE != IOPA_MODE_PROBE);
+	BUILD_BUG_ON(IOPA_CTL_MODE_STEADY != IOPA_MODE_STEADY);
+
+	switch (cmd) {
+	case IOPA_IOC_SET_LIMIT:
+		return iopa_sub_set_limit(sub, argp);
+	case IOPA_IOC_GET_LIMIT:
+		return iopa_sub_get_limit(sub, argp);
+	case IOPA_IOC_SET_ADAPT:
+		return iopa_sub_set_adapt(sub, argp);
+	case IOPA_IOC_GET_STATE:
+		return iopa_sub_get_state(sub, argp);
+	}
+	return -ENOTTY;
+}
+
+/* ---- debugfs ---------------------------------------------------------- */
+
+/* <debugfs>/iopa/submitters: one line per open submitter. */
+static int iopa_submitters_show(struct seq_file *m, void *v)
+{
+	struct iopa_submitter *sub;
+	struct iopa_ctl_params p;
+	struct iopa_state st;
+	struct iopa_ctx *ctx;
+	u32 i;
+
+	iopa_params_get(&p);
+	seq_puts(m, "ctx sub policy mode limit min max inflight pending bytes_per_s jobs_per_s cycles changes devs\n");
+	mutex_lock(&iopa_ctx_list_lock);
+	list_for_each_entry(ctx, &iopa_ctx_list, node) {
+		spin_lock(&ctx->lock);
+		list_for_each_entry(sub, &ctx->subs, ctx_node) {
+			memset(&st, 0, sizeof(st));
+			iopa_state_fill(sub, &st, &p);
+			seq_printf(m, "%u %u %s %s %u %u %u %u %u %llu %llu %llu %llu",
+				   ctx->id, sub->id,
+				   iopa_ctl_policy_name(st.policy - 1),
+				   iopa_ctl_mode_name(st.mode), st.limit,
+				   st.min, st.max, st.inflight, st.pending,
+				   st.bytes_per_s, st.jobs_per_s, st.cycles,
+				   st.changes);
+			for (i = 0; i < st.nr_devs; i++)
+				seq_printf(m, "%c%u:%u", i ? ',' : ' ',
+					   MAJOR(st.devs[i]), MINOR(st.devs[i]));
+			seq_putc(m, '\n');
+		}
+		spin_unlock(&ctx->lock);
+	}
+	mutex_unlock(&iopa_ctx_list_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(iopa_submitters);
+
+/**
+ * iopa_debugfs_init() - create <debugfs>/iopa/
+ */
+void iopa_debugfs_init(void)
+{
+	iopa_debugfs_dir = debugfs_create_dir(IOPA_DEV_NAME, NULL);
+	debugfs_create_file("submitters", 0400, iopa_debugfs_dir, NULL,
+			    &iopa_submitters_fops);
+}
+
+/**
+ * iopa_debugfs_exit() - remove <debugfs>/iopa/
+ */
+void iopa_debugfs_exit(void)
+{
+	debugfs_remove_recursive(iopa_debugfs_dir);
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * iopa - trace events of the limit controller.
+ *
+ *   iopa_limit_change  the controller changed a submitter's limit
+ *   iopa_cycle         a submitter's adjustment cycle ended
+ *
+ * Submitters are named by (context id, submitter id): ids count from 1,
+ * contexts module-wide, submitters within their context.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM iopa
+
+#if !defined(_IOPA_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _IOPA_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#define iopa_show_mode(m)						\
+	__print_symbolic(m, { 0, "fast" }, { 1, "normal" }, { 2, "hold" },	\
+			 { 3, "fixed" }, { 4, "probe" }, { 5, "steady" })
+
+TRACE_EVENT(iopa_limit_change,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u32 old_limit, u32 new_limit,
+		     u32 mode, u32 r_permille, u64 tput),
+	    TP_ARGS(ctx_id, sub_id, old_limit, new_limit, mode, r_permille,
+		    tput),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u32, old_limit)
+			     __field(u32, new_limit)
+			     __field(u32, mode)
+			     __field(u32, r_permille)
+			     __field(u64, tput)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->old_limit = old_limit;
+			   __entry->new_limit = new_limit;
+			   __entry->mode = mode;
+			   __entry->r_permille = r_permille;
+			   __entry->tput = tput;),
+	    TP_printk("ctx=%u sub=%u old=%u new=%u mode=%s r=%u.%03u tput=%llu",
+		      __entry->ctx_id, __entry->sub_id, __entry->old_limit,
+		      __entry->new_limit, iopa_show_mode(__entry->mode),
+		      __entry->r_permille / 1000, __entry->r_permille % 1000,
+		      __entry->tput)
+);
+
+TRACE_EVENT(iopa_cycle,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u32 limit, u32 mode,
+		     u32 elapsed_ms, u64 bytes_per_s, u64 jobs_per_s,
+		     bool demand, bool saturated),
+	    TP_ARGS(ctx_id, sub_id, limit, mode, elapsed_ms, bytes_per_s,
+		    jobs_per_s, demand, saturated),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u32, limit)
+			     __field(u32, mode)
+			     __field(u32, elapsed_ms)
+			     __field(u64, bytes_per_s)
+			     __field(u64, jobs_per_s)
+			     __field(bool, demand)
+			     __field(bool, saturated)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->limit = limit;
+			   __entry->mode = mode;
+			   __entry->elapsed_ms = elapsed_ms;
+			   __entry->bytes_per_s = bytes_per_s;
+			   __entry->jobs_per_s = jobs_per_s;
+			   __entry->demand = demand;
+			   __entry->saturated = saturated;),
+	    TP_printk("ctx=%u sub=%u limit=%u mode=%s ms=%u bytes/s=%llu jobs/s=%llu demand=%d cpu_saturated=%d",
+		      __entry->ctx_id, __entry->sub_id, __entry->limit,
+		      iopa_show_mode(__entry->mode), __entry->elapsed_ms,
+		      __entry->bytes_per_s, __entry->jobs_per_s,
+		      __entry->demand, __entry->saturated)
+);
+
+#endif /* _IOPA_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>
