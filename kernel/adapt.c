@@ -198,8 +198,13 @@ void iopa_adapt_job_done(struct iopa_kjob *job)
 	u64 bytes = 0;
 
 	lockdep_assert_held(&sub->ctx->lock);
-	if (job->io_task == current)
-		bytes = iopa_task_io_bytes(current) - job->io_mark;
+	if (job->io_task == current) {
+		u64 now = iopa_task_io_bytes(current);
+
+		/* (A dead fetcher's task_struct may be reused.) */
+		if (now >= job->io_mark)
+			bytes = now - job->io_mark;
+	}
 	job->io_task = NULL;
 	sub->cyc.bytes += bytes;
 	sub->cyc.jobs++;
@@ -225,6 +230,7 @@ void iopa_adapt_note_file(struct iopa_submitter *sub, const struct file *file)
 			return;
 	if (sub->nr_devs < IOPA_STATE_MAX_DEVS)
 		sub->devs[sub->nr_devs++] = dev;
+	iopa_blkstat_track(dev);
 }
 
 /* ---- the cycle -------------------------------------------------------- */
@@ -370,6 +376,7 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_ctl_params p;
 	struct iopa_limit arg;
+	bool was_fixed;
 	u64 now, idle;
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
@@ -383,9 +390,10 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	idle = iopa_cpu_idle_us();
 	now = ktime_get_ns();
 	spin_lock(&ctx->lock);
+	was_fixed = iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED;
 	iopa_ctl_set_fixed(&sub->ctl, arg.limit);
 	iopa_adapt_apply(sub);
-	if (!arg.limit) {
+	if (!arg.limit && was_fixed) {
 		/* Adapting again: a fresh cycle. */
 		iopa_adapt_cycle_begin(sub, now, idle);
 		iopa_adapt_arm(sub, &p);
@@ -553,6 +561,7 @@ void iopa_debugfs_init(void)
 	iopa_debugfs_dir = debugfs_create_dir(IOPA_DEV_NAME, NULL);
 	debugfs_create_file("submitters", 0400, iopa_debugfs_dir, NULL,
 			    &iopa_submitters_fops);
+	iopa_blkstat_debugfs(iopa_debugfs_dir);
 }
 
 /**

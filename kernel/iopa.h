@@ -332,4 +332,10 @@ void iopa_params_init(void);
 void iopa_debugfs_init(void);
 void iopa_debugfs_exit(void);
 
+/* blkstat.c */
+void iopa_blkstat_track(dev_t dev);
+void iopa_blkstat_debugfs(struct dentry *dir);
+void iopa_blkstat_init(void);
+void iopa_blkstat_exit(void);
+
 #endif /* _IOPA_PRIV_H */

@@ -82,6 +82,7 @@ static int __init iopa_init(void)
 	ret = iopa_queue_init();
 	if (ret)
 		return ret;
+	iopa_blkstat_init();
 	iopa_debugfs_init();
 	ret = misc_register(&iopa_misc);
 	if (ret)
@@ -91,6 +92,7 @@ static int __init iopa_init(void)
 
 out_debugfs_exit:
 	iopa_debugfs_exit();
+	iopa_blkstat_exit();
 	iopa_queue_exit();
 	return ret;
 }
@@ -99,6 +101,7 @@ static void __exit iopa_exit(void)
 {
 	misc_deregister(&iopa_misc);
 	iopa_debugfs_exit();
+	iopa_blkstat_exit();
 	iopa_queue_exit();
 }
 
