@@ -583,7 +583,22 @@ struct run {
 	atomic_int fatal;		/* any thread: an ABI call failed */
 	atomic_uint running;		/* workers: jobs being processed now */
 	atomic_uint max_running;	/* workers: the most seen at once */
+	bool adaptive;			/* the kernel adapts the limit */
+	unsigned int lim_lo, lim_hi;	/* reaper: limits seen (adaptive) */
 };
+
+/* Adaptive: note the limit in force (GET_STATE after each reap). */
+static void note_limit(struct run *r)
+{
+	struct iopa_state st = { 0 };
+
+	if (!r->adaptive || ioctl(r->sub_fd, IOPA_IOC_GET_STATE, &st))
+		return;
+	if (!r->lim_lo || st.limit < r->lim_lo)
+		r->lim_lo = st.limit;
+	if (st.limit > r->lim_hi)
+		r->lim_hi = st.limit;
+}
 
 struct worker {
 	struct run *run;
@@ -759,6 +774,7 @@ static void *reaper_main(void *arg)
 		for (i = 0; i < n; i++)
 			reap_one(r, &cqes[i]);
 		r->nr_reaped += n;
+		note_limit(r);
 		r->t_last_reap = now_s();
 	}
 	free(cqes);
@@ -811,7 +827,7 @@ static void usage_run(void)
 	fprintf(stderr,
 		"usage: %s run [-w WORKERS] [-l LIMIT] [-b BATCH] [-v] [--check] DIR\n"
 		"  -w WORKERS  worker threads, each with its own worker fd (default %d)\n"
-		"  -l LIMIT    the submitter's in-flight limit, 0 = kernel default (default 0)\n"
+		"  -l LIMIT    the submitter's in-flight limit; 0: the kernel adapts it (default 0)\n"
 		"  -b BATCH    jobs per IOPA_IOC_SUBMIT (default %d)\n"
 		"  -v          print '<hash>  <path>' for every file\n"
 		"  --check     recompute the checksum without iopa and compare\n",
@@ -930,6 +946,7 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "%s: GET_LIMIT: %s\n", prog, strerror(errno));
 		goto out_close_sub;
 	}
+	r->adaptive = !(lim.flags & IOPA_LIMIT_F_FIXED);
 
 	for (i = 0; i < nworkers; i++) {
 		workers[i].run = r;
@@ -952,7 +969,7 @@ static int cmd_run(int argc, char **argv)
 
 	printf("iopa-demo: %zu files under %s; %u workers, limit %u%s, batch %u\n",
 	       r->fl.nr, dir, nworkers, lim.limit,
-	       limit ? "" : " (kernel default)", batch);
+	       limit ? "" : " to start with, adapted by the kernel", batch);
 	fflush(stdout);
 
 	t0 = now_s();
@@ -1033,8 +1050,23 @@ static int cmd_run(int argc, char **argv)
 	       (unsigned long long)st.completed, (unsigned long long)st.cancelled,
 	       (unsigned long long)st.requeued, (unsigned long long)st.pending,
 	       (unsigned long long)st.inflight, (unsigned long long)st.unreaped);
-	printf("iopa-demo: max_running=%u (most jobs the workers processed at once; limit %u)\n",
-	       atomic_load(&r->max_running), lim.limit);
+	if (r->adaptive) {
+		struct iopa_state as = { 0 };
+
+		if (ioctl(r->sub_fd, IOPA_IOC_GET_STATE, &as) == 0)
+			printf("iopa-demo: adaptive limit: started at %u, ranged %u..%u, ended at %u; %llu cycles, %llu changes, policy %s, last cycle %llu bytes/s %llu jobs/s\n",
+			       lim.limit, r->lim_lo, r->lim_hi, as.limit,
+			       (unsigned long long)as.cycles,
+			       (unsigned long long)as.changes,
+			       as.policy == IOPA_POLICY_IOPA ? "iopa" : "hillclimb",
+			       (unsigned long long)as.bytes_per_s,
+			       (unsigned long long)as.jobs_per_s);
+		printf("iopa-demo: max_running=%u (most jobs the workers processed at once)\n",
+		       atomic_load(&r->max_running));
+	} else {
+		printf("iopa-demo: max_running=%u (most jobs the workers processed at once; limit %u)\n",
+		       atomic_load(&r->max_running), lim.limit);
+	}
 	printf("iopa-demo: checksum=%016" PRIx64 " over %lu files%s\n", combined,
 	       files_ok, files_ok == r->fl.nr ? "" : " (INCOMPLETE: some files failed)");
 
@@ -1056,7 +1088,8 @@ static int cmd_run(int argc, char **argv)
 			prog, r->nr_stray);
 		ret = 1;
 	}
-	if (atomic_load(&r->max_running) > lim.limit) {
+	/* A fixed limit can be checked; an adaptive one moves between samples. */
+	if (!r->adaptive && atomic_load(&r->max_running) > lim.limit) {
 		fprintf(stderr, "%s: %u jobs ran at once, above the limit of %u\n",
 			prog, atomic_load(&r->max_running), lim.limit);
 		ret = 1;
