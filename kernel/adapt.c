@@ -22,8 +22,8 @@
  * Each open, adaptive submitter has a delayed work that ends its cycle
  * after the length the controller asks for, feeds the sample, applies the
  * new limit (a drop never preempts; surplus workers park after their
- * job), wakes workers for a raise, traces and re-arms.  A fixed limit
- * disarms it.
+ * job), wakes workers for a raise, traces and re-arms.  A pinned
+ * limit keeps its cycles, which then only measure.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -245,12 +245,15 @@ static void iopa_adapt_cycle_begin(struct iopa_submitter *sub, u64 now_ns,
 	sub->cyc.demand = false;
 }
 
-/* Arm the end of the cycle now starting, unless the limit is fixed. */
+/*
+ * Arm the end of the cycle now starting.  A pinned limit keeps its
+ * cycles too: they measure (GET_STATE, debugfs) without adapting.
+ */
 static void iopa_adapt_arm(struct iopa_submitter *sub,
 			   const struct iopa_ctl_params *p)
 {
 	lockdep_assert_held(&sub->ctx->lock);
-	if (sub->closed || iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED)
+	if (sub->closed)
 		return;
 	mod_delayed_work(system_unbound_wq, &sub->adapt_work,
 			 msecs_to_jiffies(iopa_ctl_next_cycle_ms(&sub->ctl, p)));
@@ -277,7 +280,7 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	struct iopa_ctl_sample sample = { };
 	struct iopa_ctl_params p;
 	u64 now, idle, elapsed_ms, idle_ms;
-	u32 old, r = 0;
+	u32 old, mode, r = 0;
 	bool changed;
 
 	iopa_params_get(&p);
@@ -285,13 +288,15 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	now = ktime_get_ns();
 
 	spin_lock(&ctx->lock);
-	if (sub->closed || iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
+	if (sub->closed) {
 		spin_unlock(&ctx->lock);
 		return;
 	}
 	elapsed_ms = max_t(u64, div_u64(now - sub->cyc.start_ns,
 					NSEC_PER_MSEC), 1);
-	idle_ms = div_u64(idle - sub->cyc.idle_us, USEC_PER_MSEC);
+	/* A CPU that went offline takes its idle time out of the sum. */
+	idle_ms = idle >= sub->cyc.idle_us ?
+		  div_u64(idle - sub->cyc.idle_us, USEC_PER_MSEC) : U64_MAX;
 	sub->bytes_per_s = div64_u64(sub->cyc.bytes * MSEC_PER_SEC,
 				     elapsed_ms);
 	sub->jobs_per_s = div64_u64(sub->cyc.jobs * MSEC_PER_SEC, elapsed_ms);
@@ -306,13 +311,15 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 			 sub->nr[IOPA_JOB_RUNNING] >= sub->limit);
 	sample.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
 
+	/* The limit and mode the cycle ran with. */
 	old = sub->limit;
+	mode = iopa_ctl_mode(&sub->ctl);
+	trace_iopa_cycle(ctx->id, sub->id, old, mode, sample.elapsed_ms,
+			 sub->bytes_per_s, sub->jobs_per_s, sample.demand,
+			 sample.cpu_saturated);
 	changed = iopa_ctl_update(&sub->ctl, &p, &sample, &r);
 	sub->r_permille = r;
 	sub->cycles++;
-	trace_iopa_cycle(ctx->id, sub->id, old, iopa_ctl_mode(&sub->ctl),
-			 sample.elapsed_ms, sub->bytes_per_s, sub->jobs_per_s,
-			 sample.demand, sample.cpu_saturated);
 	if (changed && iopa_ctl_limit(&sub->ctl) != old) {
 		sub->changes++;
 		trace_iopa_limit_change(ctx->id, sub->id, old,
@@ -391,6 +398,9 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	now = ktime_get_ns();
 	spin_lock(&ctx->lock);
 	was_fixed = iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED;
+	/* Unpinned, the limit comes into today's bounds and ceiling. */
+	if (!arg.limit && was_fixed)
+		iopa_ctl_set_bounds(&sub->ctl, &p, sub->ctl.min, sub->ctl.max);
 	iopa_ctl_set_fixed(&sub->ctl, arg.limit);
 	iopa_adapt_apply(sub);
 	if (!arg.limit && was_fixed) {
@@ -434,10 +444,9 @@ static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
 	ret = iopa_ctl_set_bounds(&sub->ctl, &p, arg.min, arg.max);
 	if (!ret && arg.policy != IOPA_POLICY_KEEP)
 		iopa_ctl_set_policy(&sub->ctl, arg.policy - 1);
-	if (!ret) {
+	/* The cycle under way goes on: its end feeds the new settings. */
+	if (!ret)
 		iopa_adapt_apply(sub);
-		iopa_adapt_arm(sub, &p);
-	}
 	spin_unlock(&ctx->lock);
 	return ret;
 }

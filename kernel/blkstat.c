@@ -84,7 +84,8 @@ void iopa_blkstat_track(dev_t dev)
 {
 	int n;
 
-	if (!dev || iopa_blkdev_find(dev))
+	/* Major 0: anonymous devices (tmpfs, memfd, ...) see no requests. */
+	if (!MAJOR(dev) || iopa_blkdev_find(dev))
 		return;
 	spin_lock(&iopa_blkdevs_lock);
 	n = atomic_read(&iopa_nr_blkdevs);

@@ -259,8 +259,9 @@ struct iopa_limit {
  * @flags: zero (no flags are defined yet)
  * @reserved: zero
  *
- * Seed 001's MP_SUGNUMTHD_MIN / MP_SUGNUMTHD_MAX: the bounds clamp the
- * current limit at once and every later adjustment.
+ * The bounds clamp an adapting limit at once and every later
+ * adjustment; a pinned limit (IOPA_IOC_SET_LIMIT) holds as set and is
+ * brought into the bounds when it adapts again.
  */
 struct iopa_adapt {
 	__u32	policy;
@@ -283,12 +284,15 @@ struct iopa_adapt {
  * @max: upper bound, 0 for none
  * @inflight: jobs held by workers
  * @pending: jobs waiting to be dispatched
- * @cycle_ms: length of the cycle now running
+ * @cycle_ms: length of the next cycle, with today's settings
  * @r_permille: the controller's last throughput ratio, in 1/1000
  * @cycles: adjustment cycles run so far
  * @changes: limit changes made by the controller so far
- * @bytes_per_s: bytes the submitter's jobs moved through the block
- *	layer in the last cycle, per second
+ * @bytes_per_s: in the last cycle, per second: the block I/O charged to
+ *	the worker threads while they held the submitter's jobs (bytes
+ *	read from devices and bytes of pages dirtied, as /proc/PID/io
+ *	read_bytes and write_bytes; a thread holding several jobs at once
+ *	charges its I/O to each)
  * @jobs_per_s: the submitter's jobs completed in the last cycle, per
  *	second
  * @nr_devs: entries used in @devs
