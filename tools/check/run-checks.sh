@@ -22,7 +22,7 @@ GUEST=$TOP/tools/guest
 KSRC=$TOP/.cache/ksrc
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
-ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc ctl-sim uapi-c uapi-c++
+ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
 	ioctl-number userspace-build guest-selftests guest-selftests-6.1"
 
 if [ "${1:-}" = --list ]; then
@@ -68,6 +68,11 @@ check_setup() {
 	"$GUEST/fetch-kernel.sh" 6.12 &&
 	"$GUEST/fetch-kernel.sh" 6.1 &&
 	"$GUEST/fetch-ksrc.sh"
+}
+
+# RST parses; every sysfs file has its ABI block.
+check_docs() {
+	"$TOP/tools/check/docs.sh"
 }
 
 # The limit controller on the host: unit tests (including the simulator's

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Documentation checks: every .rst under Documentation/ parses with
+# docutils without warnings, and every sysfs file kernel/sysfs.c creates
+# has a What: block in Documentation/ABI/testing/ (and no block names a
+# file that does not exist).
+set -eu
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$TOP"
+
+rc=0
+for f in $(git ls-files 'Documentation/*.rst' 2>/dev/null || ls Documentation/*.rst); do
+	if python3 -c "import docutils.core,sys; docutils.core.publish_doctree(open(sys.argv[1]).read(), settings_overrides={'report_level':2,'halt_level':2})" "$f" >/dev/null; then
+		echo "ok: $f parses"
+	else
+		echo "FAIL: $f does not parse cleanly (above)"
+		rc=1
+	fi
+done
+
+abi=Documentation/ABI/testing/sysfs-class-misc-iopa
+base=/sys/class/misc/iopa
+# Attribute names as kernel/sysfs.c declares them: top-level tunables and
+# controller parameters, and the module totals under stats/.
+top=$(sed -n -e 's/.*__ATTR(\([a-z][a-z_]*\),.*/\1/p' \
+	-e 's/.*IOPA_PARAM_ATTR(\([a-z][a-z_]*\),.*/\1/p' \
+	-e 's/^static DEVICE_ATTR_RW(\([a-z_]*\)).*/\1/p' kernel/sysfs.c)
+stats=$(sed -n 's/^IOPA_TOTAL(\([a-z_]*\),.*/\1/p' kernel/sysfs.c)
+want=$( (for a in $top; do echo "$base/$a"; done
+	 for a in $stats; do echo "$base/stats/$a"; done) | sort)
+have=$(sed -n 's/^What:[[:space:]]*//p' "$abi" | sort)
+missing=$(comm -23 <(echo "$want") <(echo "$have"))
+extra=$(comm -13 <(echo "$want") <(echo "$have"))
+if [ -n "$missing" ]; then
+	echo "FAIL: sysfs files without a block in $abi:"
+	echo "$missing"
+	rc=1
+fi
+if [ -n "$extra" ]; then
+	echo "FAIL: blocks in $abi for files kernel/sysfs.c does not create:"
+	echo "$extra"
+	rc=1
+fi
+[ -n "$missing$extra" ] || echo "ok: $(echo "$want" | wc -l) sysfs files, each documented in $abi"
+exit $rc
