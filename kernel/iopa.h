@@ -101,6 +101,7 @@ enum iopa_job_state {
  * @next_sub_id: L: last submitter id given out
  * @subs: L: open submitters
  * @node: on iopa_ctx_list, protected by iopa_ctx_list_lock
+ * @parked: L: io_uring FETCH commands waiting for a job (uring.c)
  */
 struct iopa_ctx {
 	spinlock_t		lock;	/* the L rule */
@@ -118,6 +119,7 @@ struct iopa_ctx {
 	u32			next_sub_id;
 	struct list_head	subs;
 	struct list_head	node;
+	struct list_head	parked;
 };
 
 /**
@@ -198,12 +200,14 @@ struct iopa_submitter {
  * @node: L: on ctx->workers
  * @held: L: RUNNING jobs this worker holds
  * @nr_held: L: length of @held
+ * @nr_parked: L: io_uring FETCH commands of this worker on ctx->parked
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;
 	struct list_head	node;
 	struct list_head	held;
 	u32			nr_held;
+	u32			nr_parked;
 };
 
 /**
@@ -222,6 +226,8 @@ struct iopa_worker {
  * @state: L: enum iopa_job_state
  * @io_task: L: the worker thread that fetched the job while RUNNING
  * @io_mark: L: @io_task's block I/O bytes when it fetched the job
+ * @ucmd: I: the io_uring SUBMIT command whose CQE reports the job's end,
+ *	or NULL for a job submitted by ioctl
  */
 struct iopa_kjob {
 	struct list_head	node;
@@ -238,6 +244,7 @@ struct iopa_kjob {
 	u8			state;
 	const struct task_struct *io_task;
 	u64			io_mark;
+	struct io_uring_cmd	*ucmd;
 };
 
 /**
@@ -304,7 +311,24 @@ extern const struct attribute_group *iopa_attr_groups[];
 extern struct list_head iopa_ctx_list;
 extern struct mutex iopa_ctx_list_lock;
 
+struct io_uring_cmd;
+
 /* queue.c */
+void iopa_job_free_list(struct list_head *gc);
+struct iopa_kjob *iopa_dispatch(struct iopa_worker *w);
+int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait);
+int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
+		  struct iopa_kjob **jobp);
+void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
+		      u32 nr, u32 unused);
+int iopa_worker_complete_locked(struct iopa_worker *w,
+				const struct iopa_done *done, struct list_head *gc);
+struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work);
+int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
+			  struct file *file, struct iopa_work __user *uwork);
+bool iopa_is_worker_file(const struct file *file);
+void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id);
+void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc);
 void iopa_sub_update(struct iopa_submitter *sub);
 void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
 struct iopa_ctx *iopa_ctx_alloc(void);
@@ -333,6 +357,13 @@ void iopa_default_policy_set(enum iopa_ctl_policy pol);
 void iopa_params_init(void);
 void iopa_debugfs_init(void);
 void iopa_debugfs_exit(void);
+
+/* uring.c */
+int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void iopa_uring_kick(struct iopa_ctx *ctx);
+void iopa_uring_job_ended(struct iopa_kjob *job);
+void iopa_uring_job_free(struct iopa_kjob *job);
+void iopa_uring_exit(void);
 
 /* blkstat.c */
 void iopa_blkstat_track(dev_t dev);

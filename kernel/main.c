@@ -100,6 +100,7 @@ out_debugfs_exit:
 static void __exit iopa_exit(void)
 {
 	misc_deregister(&iopa_misc);
+	iopa_uring_exit();
 	iopa_debugfs_exit();
 	iopa_blkstat_exit();
 	iopa_queue_exit();

@@ -113,6 +113,7 @@ struct iopa_ctx *iopa_ctx_alloc(void)
 	INIT_LIST_HEAD(&ctx->runnable);
 	INIT_LIST_HEAD(&ctx->workers);
 	INIT_LIST_HEAD(&ctx->subs);
+	INIT_LIST_HEAD(&ctx->parked);
 	init_waitqueue_head(&ctx->fetch_wq);
 	ctx->id = atomic_inc_return(&iopa_next_ctx_id);
 	mutex_lock(&iopa_ctx_list_lock);
@@ -140,6 +141,8 @@ static void iopa_sub_put(struct iopa_submitter *sub)
 /* Free a job that is GONE or NEW, outside ctx->lock. */
 static void iopa_job_free(struct iopa_kjob *job)
 {
+	if (job->ucmd)
+		iopa_uring_job_free(job);
 	if (job->file)
 		fput(job->file);
 	iopa_sub_put(job->sub);
@@ -147,7 +150,13 @@ static void iopa_job_free(struct iopa_kjob *job)
 	atomic_long_dec(&iopa_totals.jobs);
 }
 
-static void iopa_job_free_list(struct list_head *gc)
+/**
+ * iopa_job_free_list() - free the jobs on @gc
+ * @gc: jobs that are GONE (or NEW), on no shared list
+ *
+ * Context: process context, ctx->lock not held.
+ */
+void iopa_job_free_list(struct list_head *gc)
 {
 	struct iopa_kjob *job, *tmp;
 
@@ -203,12 +212,22 @@ void iopa_sub_update(struct iopa_submitter *sub)
 void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
 {
 	lockdep_assert_held(&ctx->lock);
+	/* io_uring fetches are parked, not asleep: serve them first. */
+	iopa_uring_kick(ctx);
 	if (n && ctx->nr_waiting && !list_empty(&ctx->runnable))
 		wake_up_nr(&ctx->fetch_wq, n);
 }
 
-/* Hand the next job to @w: round-robin over submitters, FIFO within. */
-static struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
+/**
+ * iopa_dispatch() - hand the next job to @w
+ * @w: the worker
+ *
+ * Round-robin over the context's runnable submitters, FIFO within each.
+ *
+ * Context: ctx->lock held.
+ * Return: the job, now RUNNING and held by @w, or NULL.
+ */
+struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 {
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_submitter *sub;
@@ -259,12 +278,15 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		job->worker->nr_held--;
 		job->worker = NULL;
 	}
+	if (job->ucmd)
+		iopa_uring_job_ended(job);
 	fput(job->file);
 	job->file = NULL;
 	job->res = res;
 	job->cqe_flags |= cqe_flags;
 	iopa_stat_add(sub, stat, 1);
-	if (sub->closed) {
+	if (sub->closed || job->ucmd) {
+		/* An io_uring job's completion is its command's CQE. */
 		iopa_job_set_state(job, IOPA_JOB_GONE);
 		list_move_tail(&job->node, gc);
 	} else {
@@ -273,6 +295,19 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		wake_up(&sub->wq);
 	}
 	iopa_sub_update(sub);
+}
+
+/**
+ * iopa_job_cancel_locked() - end a PENDING job with -ECANCELED
+ * @job: the job
+ * @gc: where it goes if it needs freeing
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc)
+{
+	iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED, IOPA_STAT_CANCELLED,
+		     gc);
 }
 
 /* ---- submitter -------------------------------------------------------- */
@@ -311,8 +346,15 @@ static bool iopa_sub_has_done(struct iopa_submitter *sub)
 	return done;
 }
 
-/* Reserve room for up to @want jobs; wait for room if @wait. */
-static int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
+/**
+ * iopa_sub_reserve() - reserve room for up to @want jobs
+ * @sub: the submitter
+ * @want: jobs to be built
+ * @wait: wait (interruptibly) while there is no room
+ *
+ * Return: the room reserved (>= 1), -EAGAIN or -EINTR.
+ */
+int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 {
 	u32 got;
 
@@ -348,22 +390,25 @@ static bool iopa_job_file_ok(const struct file *file)
 	return S_ISDIR(mode) || S_ISBLK(mode);
 }
 
-/* Copy, check and allocate one job; it takes its own file reference. */
-static int iopa_kjob_new(struct iopa_submitter *sub,
-			 const struct iopa_job __user *ujob,
-			 struct iopa_kjob **jobp)
+/**
+ * iopa_kjob_new() - check a job description and allocate its job
+ * @sub: the submitter
+ * @desc: the description, a kernel copy
+ * @jobp: the new job (NEW, holding its own file reference)
+ *
+ * Return: 0, -EINVAL, -EBADF or -ENOMEM.
+ */
+int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
+		  struct iopa_kjob **jobp)
 {
 	struct iopa_kjob *job;
-	struct iopa_job desc;
 	struct file *file;
 
-	if (copy_from_user(&desc, ujob, sizeof(desc)))
-		return -EFAULT;
-	if ((desc.flags & ~IOPA_JOB_F_MASK) || desc.reserved)
+	if ((desc->flags & ~IOPA_JOB_F_MASK) || desc->reserved)
 		return -EINVAL;
-	if (desc.offset > S64_MAX || desc.len > S64_MAX - desc.offset)
+	if (desc->offset > S64_MAX || desc->len > S64_MAX - desc->offset)
 		return -EINVAL;
-	file = fget(desc.fd);
+	file = fget(desc->fd);
 	if (!file)
 		return -EBADF;
 	if (!iopa_job_file_ok(file)) {
@@ -379,21 +424,24 @@ static int iopa_kjob_new(struct iopa_submitter *sub,
 	kref_get(&sub->ref);
 	job->sub = sub;
 	job->file = file;
-	job->user_data = desc.user_data;
-	job->offset = desc.offset;
-	job->len = desc.len;
-	job->flags = desc.flags;
+	job->user_data = desc->user_data;
+	job->offset = desc->offset;
+	job->len = desc->len;
+	job->flags = desc->flags;
 	job->state = IOPA_JOB_NEW;
 	*jobp = job;
 	return 0;
 }
 
-/*
- * Queue the @nr jobs on @batch and give back the @unused part of the
- * room they were built in.
+/**
+ * iopa_sub_enqueue() - queue built jobs
+ * @sub: the submitter
+ * @batch: @nr NEW jobs
+ * @nr: how many
+ * @unused: room reserved for jobs that were not built, given back
  */
-static void iopa_sub_enqueue(struct iopa_submitter *sub,
-			     struct list_head *batch, u32 nr, u32 unused)
+void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
+		      u32 nr, u32 unused)
 {
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_kjob *job, *tmp;
@@ -446,8 +494,14 @@ static long iopa_sub_submit(struct iopa_submitter *sub, void __user *argp)
 		}
 		for (built = 0; built < room; built++) {
 			struct iopa_kjob *job;
+			struct iopa_job desc;
 
-			ret = iopa_kjob_new(sub, &ujobs[done + built], &job);
+			if (copy_from_user(&desc, &ujobs[done + built],
+					   sizeof(desc))) {
+				ret = -EFAULT;
+				break;
+			}
+			ret = iopa_kjob_new(sub, &desc, &job);
 			if (ret)
 				break;
 			list_add_tail(&job->node, &batch);
@@ -611,7 +665,8 @@ static long iopa_get_features(void __user *argp)
 {
 	struct iopa_features f = {
 		.abi_version = IOPA_ABI_VERSION,
-		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL | IOPA_FEAT_ADAPTIVE,
+		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL |
+			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
@@ -716,6 +771,7 @@ static const struct file_operations iopa_sub_fops = {
 	.owner		= THIS_MODULE,
 	.release	= iopa_sub_release,
 	.poll		= iopa_sub_poll,
+	.uring_cmd	= iopa_uring_cmd,
 	.unlocked_ioctl	= iopa_sub_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
@@ -776,10 +832,17 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 
 /* ---- worker ----------------------------------------------------------- */
 
-/* COMPLETE @done on behalf of @w.  Caller holds ctx->lock. */
-static int iopa_worker_complete_locked(struct iopa_worker *w,
-				       const struct iopa_done *done,
-				       struct list_head *gc)
+/**
+ * iopa_worker_complete_locked() - COMPLETE on behalf of @w
+ * @w: the worker
+ * @done: which job, with what result
+ * @gc: where a job that needs freeing goes
+ *
+ * Context: ctx->lock held.
+ * Return: 0, or -ENOENT if @w holds no such job.
+ */
+int iopa_worker_complete_locked(struct iopa_worker *w,
+				const struct iopa_done *done, struct list_head *gc)
 {
 	struct iopa_kjob *job;
 
@@ -815,12 +878,37 @@ static long iopa_worker_complete(struct iopa_worker *w, void __user *argp)
 	return ret;
 }
 
-/*
- * Give @job back to the queue head after FETCH could not hand it over
- * (the worker's copy-out faulted).  It was never the worker's, so it is
+/**
+ * iopa_job_work() - what a worker is told of a job it was dispatched
+ * @job: the job, just dispatched
+ * @work: filled in; fd -1 until the hand-over installs one
+ *
+ * Context: ctx->lock held.
+ * Return: a new reference on the job's file, for the hand-over.
+ */
+struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work)
+{
+	memset(work, 0, sizeof(*work));
+	work->job_id = job->id;
+	work->user_data = job->user_data;
+	work->offset = job->offset;
+	work->len = job->len;
+	work->fd = -1;
+	if (job->cqe_flags & IOPA_CQE_F_REQUEUED)
+		work->flags |= IOPA_WORK_F_REQUEUED;
+	return get_file(job->file);
+}
+
+/**
+ * iopa_worker_unfetch() - give back a job FETCH could not hand over
+ * @w: the worker it was dispatched to
+ * @job_id: the job
+ *
+ * The job returns to the head of its queue (or, if its submitter went
+ * away meanwhile, is cancelled).  It was never the worker's, so it is
  * not counted as dispatched nor as requeued.
  */
-static void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
+void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 {
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_kjob *job;
@@ -843,6 +931,45 @@ static void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 	}
 	spin_unlock(&ctx->lock);
 	iopa_job_free_list(&gc);
+}
+
+/**
+ * iopa_worker_hand_over() - give a dispatched job to the calling task
+ * @w: the worker the job was dispatched to
+ * @work: what the worker is told (iopa_job_work())
+ * @file: the job's file (the caller keeps its reference)
+ * @uwork: where the worker reads @work
+ *
+ * Fields first, the fd last (installed in the current task's file
+ * table), so no fd is ever installed for a job the worker does not get.
+ * On failure the job goes back to the head of its queue.
+ *
+ * Return: 0 or a negative errno (-EFAULT, -EMFILE, an LSM's refusal).
+ */
+int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
+			  struct file *file, struct iopa_work __user *uwork)
+{
+	struct iopa_kjob *job;
+	int ret;
+
+	if (copy_to_user(uwork, work, sizeof(*work)))
+		ret = -EFAULT;
+	else
+		ret = iopa_receive_fd(file, &uwork->fd);
+	if (ret < 0) {
+		iopa_worker_unfetch(w, work->job_id);
+		return ret;
+	}
+	/* Its I/O from now on is the current task's. */
+	spin_lock(&w->ctx->lock);
+	list_for_each_entry(job, &w->held, node) {
+		if (job->id == work->job_id) {
+			iopa_adapt_job_started(job);
+			break;
+		}
+	}
+	spin_unlock(&w->ctx->lock);
+	return 0;
 }
 
 /*
@@ -889,15 +1016,7 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		}
 		job = iopa_dispatch(w);
 		if (job) {
-			memset(&arg.work, 0, sizeof(arg.work));
-			arg.work.job_id = job->id;
-			arg.work.user_data = job->user_data;
-			arg.work.offset = job->offset;
-			arg.work.len = job->len;
-			arg.work.fd = -1;
-			if (job->cqe_flags & IOPA_CQE_F_REQUEUED)
-				arg.work.flags |= IOPA_WORK_F_REQUEUED;
-			file = get_file(job->file);
+			file = iopa_job_work(job, &arg.work);
 			ret = 0;
 			break;
 		}
@@ -930,20 +1049,9 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 	if (ret)
 		return ret;
 
-	/*
-	 * The job is ours: hand it over.  Fields first, the fd last, so no
-	 * fd is ever installed for a job the worker does not get.
-	 */
-	if (copy_to_user(&ufetch->work, &arg.work, sizeof(arg.work)))
-		ret = -EFAULT;
-	else
-		ret = iopa_receive_fd(file, &ufetch->work.fd);
+	ret = iopa_worker_hand_over(w, &arg.work, file, &ufetch->work);
 	fput(file);
-	if (ret < 0) {
-		iopa_worker_unfetch(w, arg.work.job_id);
-		return ret;
-	}
-	return 0;
+	return ret;
 }
 
 static long iopa_worker_ioctl(struct file *file, unsigned int cmd,
@@ -1011,6 +1119,7 @@ static int iopa_worker_release(struct inode *inode, struct file *file)
 static const struct file_operations iopa_worker_fops = {
 	.owner		= THIS_MODULE,
 	.release	= iopa_worker_release,
+	.uring_cmd	= iopa_uring_cmd,
 	.unlocked_ioctl	= iopa_worker_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
@@ -1107,6 +1216,17 @@ long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
 bool iopa_is_iopa_file(const struct file *file)
 {
 	return file->f_op == &iopa_sub_fops || file->f_op == &iopa_worker_fops;
+}
+
+/**
+ * iopa_is_worker_file() - is @file a worker fd (else a submitter fd)?
+ * @file: a submitter or worker file
+ *
+ * Return: true for a worker file.
+ */
+bool iopa_is_worker_file(const struct file *file)
+{
+	return file->f_op == &iopa_worker_fops;
 }
 
 /**

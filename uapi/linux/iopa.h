@@ -51,6 +51,8 @@
 #define IOPA_FEAT_POLL		_BITULL(1)
 /* Adaptive limits: IOPA_IOC_SET_ADAPT, IOPA_IOC_GET_STATE, SET_LIMIT 0. */
 #define IOPA_FEAT_ADAPTIVE	_BITULL(2)
+/* IORING_OP_URING_CMD: IOPA_URING_CMD_SUBMIT, _FETCH, _COMMIT_AND_FETCH. */
+#define IOPA_FEAT_URING_CMD	_BITULL(3)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -418,6 +420,48 @@ struct iopa_stats {
 	__u32	reserved0;
 	__u64	reserved[4];
 };
+
+/**
+ * struct iopa_uring_fetch - command payload of IOPA_URING_CMD_FETCH and
+ * IOPA_URING_CMD_COMMIT_AND_FETCH (16 bytes: fits a normal SQE)
+ * @work: user pointer to a struct iopa_work, filled in (with a new fd
+ *	in the fetching task) when the command completes with res 0.
+ *	COMMIT_AND_FETCH first completes the job named by its job_id
+ * @res: COMMIT_AND_FETCH: the result of the job completed first;
+ *	FETCH: zero
+ * @flags: zero (no flags are defined yet)
+ *
+ * The buffer at @work is read and written while the command is under
+ * way; it must stay valid until its CQE arrives.
+ */
+struct iopa_uring_fetch {
+	__u64	work;
+	__s32	res;
+	__u32	flags;
+};
+
+/*
+ * io_uring commands (IORING_OP_URING_CMD, sqe->cmd_op).  They share the
+ * ioctls' semantics and errors; the CQE's res carries the result.
+ *
+ * IOPA_URING_CMD_SUBMIT, on a submitter fd, needs a ring set up with
+ * IORING_SETUP_SQE128: the SQE's command area holds one struct iopa_job.
+ * The CQE arrives when the job ends: res is the worker's result, or
+ * -ECANCELED (cancelled; worker died).  Such jobs never show in
+ * IOPA_IOC_REAP.  Cancelling the SQE (or the ring going away) cancels the
+ * job if it is still pending.
+ *
+ * IOPA_URING_CMD_FETCH and IOPA_URING_CMD_COMMIT_AND_FETCH, on a worker
+ * fd, with struct iopa_uring_fetch: the CQE arrives (res 0) when a job
+ * is dispatched to the worker and written to the work buffer, or with a
+ * negative errno.  A fetch cancelled, or whose ring or task goes away,
+ * completes with -ECANCELED and holds no job.
+ */
+#define IOPA_URING_CMD_SUBMIT	_IOW(IOPA_IOC_MAGIC, 0x30, struct iopa_job)
+#define IOPA_URING_CMD_FETCH \
+	_IOWR(IOPA_IOC_MAGIC, 0x31, struct iopa_uring_fetch)
+#define IOPA_URING_CMD_COMMIT_AND_FETCH \
+	_IOWR(IOPA_IOC_MAGIC, 0x32, struct iopa_uring_fetch)
 
 /* Any iopa fd. */
 #define IOPA_IOC_GET_FEATURES	_IOR(IOPA_IOC_MAGIC, 0x00, struct iopa_features)

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - the io_uring commands (IORING_OP_URING_CMD).
+ *
+ * Same semantics and errors as the ioctls, on the same code underneath
+ * (queue.c):
+ *
+ * - IOPA_URING_CMD_SUBMIT (submitter fd, SQE128): one job per SQE.  The
+ *   job keeps the command (job->ucmd); when the job ends, however it
+ *   ends, the command completes in its task with the job's result
+ *   instead of a completion being queued for IOPA_IOC_REAP.
+ * - IOPA_URING_CMD_FETCH / _COMMIT_AND_FETCH (worker fd): if a job can
+ *   be dispatched at once it is handed over in the issuing task;
+ *   otherwise the command parks on ctx->parked.  iopa_kick_workers()
+ *   serves parked commands before waking ioctl waiters: the job is
+ *   dispatched under ctx->lock and handed over (fields, then the fd) in
+ *   the ring's task, from task work, exactly as the ioctl does.
+ *
+ * Going away.  On kernels with cancelable commands (6.7+) both kinds are
+ * marked cancelable: a cancel (ring exit, task exit, ASYNC_CANCEL)
+ * completes a parked fetch with -ECANCELED and cancels a job that is
+ * still pending.  A running job is not preempted: its command completes
+ * when its worker completes it or dies.  Without cancelable commands
+ * (6.1), a monitor looks every IOPA_URING_MONITOR_MS for commands whose
+ * task is exiting and does the same, as ublk did before 6.7.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#ifdef IOPA_HAVE_IO_URING_CMD_H
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+
+#include "iopa.h"
+
+/* The command area of the SQE, valid only while the command is issued. */
+static const void *iopa_uring_payload(const struct io_uring_cmd *cmd)
+{
+#ifdef IOPA_HAVE_IO_URING_CMD_H
+	return io_uring_sqe_cmd(cmd->sqe);
+#else
+	return cmd->cmd;
+#endif
+}
+
+/**
+ * struct iopa_ufetch - a FETCH command, parked or being handed a job
+ * @node: L: on ctx->parked while @parked
+ * @cmd: the command
+ * @w: the worker fd it was issued on
+ * @uwork: the user's struct iopa_work
+ * @work: what the worker is told (set at dispatch)
+ * @file: the job's file, referenced from dispatch to hand-over
+ * @task: the issuing task, referenced (the 6.1 monitor checks it)
+ * @parked: L: waiting for a job
+ */
+struct iopa_ufetch {
+	struct list_head	node;
+	struct io_uring_cmd	*cmd;
+	struct iopa_worker	*w;
+	struct iopa_work __user	*uwork;
+	struct iopa_work	work;
+	struct file		*file;
+	struct task_struct	*task;
+	bool			parked;
+};
+
+/*
+ * The command's private area (pdu): which request it is.  A SUBMIT's
+ * @job is cleared under ctx->lock when the job ends, before the job is
+ * freed, so a late cancel never sees a freed job.
+ */
+struct iopa_uring_pdu {
+	struct iopa_kjob	*job;
+	struct iopa_ufetch	*uf;
+	s32			res;
+	struct task_struct	*task;
+};
+
+static struct iopa_uring_pdu *iopa_pdu(struct io_uring_cmd *cmd)
+{
+	BUILD_BUG_ON(sizeof(struct iopa_uring_pdu) >
+		     sizeof_field(struct io_uring_cmd, pdu));
+	return (struct iopa_uring_pdu *)cmd->pdu;
+}
+
+#ifdef IOPA_HAVE_URING_CANCEL
+static void iopa_uring_mark_cancelable(struct io_uring_cmd *cmd,
+				       unsigned int issue_flags)
+{
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+}
+
+static bool iopa_uring_is_cancel(unsigned int issue_flags)
+{
+	return issue_flags & IO_URING_F_CANCEL;
+}
+
+/* Cancelable commands need no watching. */
+static void iopa_uring_watch(struct task_struct **task)
+{
+}
+#else
+#define IOPA_URING_MONITOR_MS	100
+static void iopa_uring_monitor_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(iopa_uring_monitor, iopa_uring_monitor_fn);
+
+static void iopa_uring_mark_cancelable(struct io_uring_cmd *cmd,
+				       unsigned int issue_flags)
+{
+}
+
+static bool iopa_uring_is_cancel(unsigned int issue_flags)
+{
+	return false;
+}
+
+static void iopa_uring_monitor_arm(void)
+{
+	queue_delayed_work(system_wq, &iopa_uring_monitor,
+			   msecs_to_jiffies(IOPA_URING_MONITOR_MS));
+}
+
+/* Remember the issuing task, for the monitor to see it exit. */
+static void iopa_uring_watch(struct task_struct **task)
+{
+	*task = get_task_struct(current);
+	iopa_uring_monitor_arm();
+}
+#endif
+
+/* ---- SUBMIT ----------------------------------------------------------- */
+
+static void iopa_uring_submit_done_tw(struct io_uring_cmd *cmd,
+				      unsigned int issue_flags)
+{
+	io_uring_cmd_done(cmd, iopa_pdu(cmd)->res, 0, issue_flags);
+}
+
+/**
+ * iopa_uring_job_ended() - an io_uring job ended: a cancel no longer sees it
+ * @job: the job
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_uring_job_ended(struct iopa_kjob *job)
+{
+	iopa_pdu(job->ucmd)->job = NULL;
+}
+
+/**
+ * iopa_uring_job_free() - an io_uring job is being freed: post its CQE
+ * @job: the job, GONE; its result is in job->res
+ *
+ * Context: ctx->lock not held.
+ */
+void iopa_uring_job_free(struct iopa_kjob *job)
+{
+	struct iopa_uring_pdu *pdu = iopa_pdu(job->ucmd);
+
+	pdu->res = job->res;
+	if (pdu->task) {
+		put_task_struct(pdu->task);
+		pdu->task = NULL;
+	}
+	io_uring_cmd_complete_in_task(job->ucmd, iopa_uring_submit_done_tw);
+	job->ucmd = NULL;
+}
+
+static int iopa_uring_submit(struct iopa_submitter *sub,
+			     struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct iopa_uring_pdu *pdu = iopa_pdu(cmd);
+	struct iopa_kjob *job;
+	struct iopa_job desc;
+	LIST_HEAD(batch);
+	int ret;
+
+	if (!(issue_flags & IO_URING_F_SQE128))
+		return -EINVAL;
+	/* The SQE is the user's: copy it once, then check the copy. */
+	memcpy(&desc, iopa_uring_payload(cmd), sizeof(desc));
+	ret = iopa_sub_reserve(sub, 1, false);
+	if (ret < 0)
+		return ret;
+	ret = iopa_kjob_new(sub, &desc, &job);
+	if (ret) {
+		iopa_sub_enqueue(sub, &batch, 0, 1);
+		return ret;
+	}
+	memset(pdu, 0, sizeof(*pdu));
+	pdu->job = job;
+	job->ucmd = cmd;
+	iopa_uring_watch(&pdu->task);
+	iopa_uring_mark_cancelable(cmd, issue_flags);
+	list_add_tail(&job->node, &batch);
+	iopa_sub_enqueue(sub, &batch, 1, 0);
+	return -EIOCBQUEUED;
+}
+
+/* Cancel a SUBMIT: its job, if still pending, ends with -ECANCELED. */
+static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
+				     struct io_uring_cmd *cmd)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_kjob *job;
+	LIST_HEAD(gc);
+
+	spin_lock(&ctx->lock);
+	job = iopa_pdu(cmd)->job;
+	if (job && job->state == IOPA_JOB_PENDING)
+		iopa_job_cancel_locked(job, &gc);
+	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
+}
+
+/* ---- FETCH ------------------------------------------------------------ */
+
+static void iopa_ufetch_free(struct iopa_ufetch *uf)
+{
+	if (uf->task)
+		put_task_struct(uf->task);
+	kfree(uf);
+}
+
+/* In the ring's task: install the fd, write the work, post the CQE. */
+static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
+				unsigned int issue_flags)
+{
+	struct iopa_ufetch *uf = iopa_pdu(cmd)->uf;
+	int ret;
+
+	/* No fd table to install into: a dying task, or a fallback worker. */
+	if (current->flags & (PF_EXITING | PF_KTHREAD)) {
+		iopa_worker_unfetch(uf->w, uf->work.job_id);
+		ret = -ECANCELED;
+	} else {
+		ret = iopa_worker_hand_over(uf->w, &uf->work, uf->file,
+					    uf->uwork);
+	}
+	fput(uf->file);
+	iopa_ufetch_free(uf);
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+}
+
+/**
+ * iopa_uring_kick() - hand dispatchable jobs to parked FETCH commands
+ * @ctx: the context
+ *
+ * Context: ctx->lock held; the hand-over runs later in each command's
+ * task.
+ */
+void iopa_uring_kick(struct iopa_ctx *ctx)
+{
+	struct iopa_ufetch *uf, *tmp;
+	struct iopa_kjob *job;
+
+	lockdep_assert_held(&ctx->lock);
+	list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
+		if (list_empty(&ctx->runnable))
+			break;
+		job = iopa_dispatch(uf->w);
+		if (!job)
+			break;
+		list_del_init(&uf->node);
+		uf->parked = false;
+		uf->w->nr_parked--;
+		uf->file = iopa_job_work(job, &uf->work);
+		io_uring_cmd_complete_in_task(uf->cmd, iopa_uring_fetch_tw);
+	}
+}
+
+static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
+			    unsigned int issue_flags, bool commit)
+{
+	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_uring_fetch arg;
+	struct iopa_ufetch *uf;
+	struct iopa_done done = { };
+	struct iopa_kjob *job;
+	LIST_HEAD(gc);
+	int ret;
+
+	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
+	if (arg.flags || (!commit && arg.res))
+		return -EINVAL;
+	uf = kzalloc(sizeof(*uf), GFP_KERNEL);
+	if (!uf)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&uf->node);
+	uf->cmd = cmd;
+	uf->w = w;
+	uf->uwork = u64_to_user_ptr(arg.work);
+	if (commit && get_user(done.job_id, &uf->uwork->job_id)) {
+		kfree(uf);
+		return -EFAULT;
+	}
+	done.res = arg.res;
+	memset(iopa_pdu(cmd), 0, sizeof(struct iopa_uring_pdu));
+	iopa_pdu(cmd)->uf = uf;
+	iopa_uring_mark_cancelable(cmd, issue_flags);
+
+	spin_lock(&ctx->lock);
+	if (commit) {
+		ret = iopa_worker_complete_locked(w, &done, &gc);
+		if (ret)
+			goto out_done;
+	}
+	if (w->nr_held + w->nr_parked >= IOPA_WORKER_MAX_JOBS) {
+		ret = -EBUSY;
+		goto out_done;
+	}
+	job = iopa_dispatch(w);
+	if (job) {
+		/* A job at once: hand it over here, in the issuing task. */
+		uf->file = iopa_job_work(job, &uf->work);
+		spin_unlock(&ctx->lock);
+		iopa_job_free_list(&gc);
+		ret = iopa_worker_hand_over(w, &uf->work, uf->file, uf->uwork);
+		fput(uf->file);
+		kfree(uf);
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		return -EIOCBQUEUED;
+	}
+	uf->parked = true;
+	list_add_tail(&uf->node, &ctx->parked);
+	w->nr_parked++;
+	iopa_uring_watch(&uf->task);
+	/* The slot a commit freed may serve someone else. */
+	if (commit)
+		iopa_kick_workers(ctx, 1);
+	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
+	return -EIOCBQUEUED;
+
+out_done:
+	if (commit)
+		iopa_kick_workers(ctx, 1);
+	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
+	kfree(uf);
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	return -EIOCBQUEUED;
+}
+
+/* Cancel a parked FETCH: it completes with -ECANCELED, holding nothing. */
+static void iopa_uring_fetch_cancel(struct iopa_worker *w,
+				    struct io_uring_cmd *cmd,
+				    unsigned int issue_flags)
+{
+	struct iopa_ufetch *uf = iopa_pdu(cmd)->uf;
+	struct iopa_ctx *ctx = w->ctx;
+	bool parked;
+
+	spin_lock(&ctx->lock);
+	parked = uf->parked;
+	if (parked) {
+		list_del_init(&uf->node);
+		uf->parked = false;
+		w->nr_parked--;
+	}
+	spin_unlock(&ctx->lock);
+	if (!parked)
+		return;		/* being handed a job: its CQE is on the way */
+	iopa_ufetch_free(uf);
+	io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+}
+
+/**
+ * iopa_uring_cmd() - file_operations.uring_cmd of submitter and worker fds
+ * @cmd: the command
+ * @issue_flags: io_uring's flags for this issue
+ *
+ * Return: -EIOCBQUEUED when the CQE comes later (or was posted already),
+ * else the result to post.
+ */
+int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct file *file = cmd->file;
+
+	if (iopa_is_worker_file(file)) {
+		struct iopa_worker *w = file->private_data;
+
+		if (iopa_uring_is_cancel(issue_flags)) {
+			iopa_uring_fetch_cancel(w, cmd, issue_flags);
+			return 0;
+		}
+		switch (cmd->cmd_op) {
+		case IOPA_URING_CMD_FETCH:
+			return iopa_uring_fetch(w, cmd, issue_flags, false);
+		case IOPA_URING_CMD_COMMIT_AND_FETCH:
+			return iopa_uring_fetch(w, cmd, issue_flags, true);
+		}
+		return -ENOTTY;
+	}
+	if (iopa_uring_is_cancel(issue_flags)) {
+		iopa_uring_submit_cancel(file->private_data, cmd);
+		return 0;
+	}
+	if (cmd->cmd_op == IOPA_URING_CMD_SUBMIT)
+		return iopa_uring_submit(file->private_data, cmd, issue_flags);
+	return -ENOTTY;
+}
+
+#ifndef IOPA_HAVE_URING_CANCEL
+/*
+ * Without cancelable commands: complete the commands of exiting tasks
+ * (parked fetches; submits whose job is still pending), or the task's
+ * io_uring exit would wait for them forever.
+ */
+static void iopa_uring_monitor_fn(struct work_struct *work)
+{
+	struct iopa_ufetch *uf, *tmp;
+	struct iopa_submitter *sub;
+	struct iopa_kjob *job, *jtmp;
+	bool again = false;
+	struct iopa_ctx *ctx;
+	LIST_HEAD(dead);
+	LIST_HEAD(gc);
+
+	mutex_lock(&iopa_ctx_list_lock);
+	list_for_each_entry(ctx, &iopa_ctx_list, node) {
+		spin_lock(&ctx->lock);
+		list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
+			if (!(uf->task->flags & PF_EXITING)) {
+				again = true;
+				continue;
+			}
+			list_move_tail(&uf->node, &dead);
+			uf->parked = false;
+			uf->w->nr_parked--;
+		}
+		list_for_each_entry(sub, &ctx->subs, ctx_node) {
+			list_for_each_entry_safe(job, jtmp, &sub->pending, node) {
+				struct task_struct *t;
+
+				if (!job->ucmd)
+					continue;
+				t = iopa_pdu(job->ucmd)->task;
+				if (t && (t->flags & PF_EXITING))
+					iopa_job_cancel_locked(job, &gc);
+				else
+					again = true;
+			}
+		}
+		spin_unlock(&ctx->lock);
+	}
+	mutex_unlock(&iopa_ctx_list_lock);
+
+	iopa_job_free_list(&gc);
+	list_for_each_entry_safe(uf, tmp, &dead, node) {
+		struct io_uring_cmd *cmd = uf->cmd;
+
+		iopa_ufetch_free(uf);
+		io_uring_cmd_done(cmd, -ECANCELED, 0, 0);
+	}
+	if (again)
+		iopa_uring_monitor_arm();
+}
+#endif
+
+/**
+ * iopa_uring_exit() - module unload: the monitor must not run any more
+ */
+void iopa_uring_exit(void)
+{
+#ifndef IOPA_HAVE_URING_CANCEL
+	cancel_delayed_work_sync(&iopa_uring_monitor);
+#endif
+}
