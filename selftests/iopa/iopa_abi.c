@@ -66,7 +66,9 @@ TEST_F(abi, get_features)
 		memset(&f, 0xa5, sizeof(f));
 		ASSERT_EQ(0, iopa_ioctl(fds[i], IOPA_IOC_GET_FEATURES, &f));
 		EXPECT_EQ((__u32)IOPA_ABI_VERSION, f.abi_version);
-		EXPECT_EQ(IOPA_FEAT_IOCTL | IOPA_FEAT_POLL, f.features);
+		EXPECT_EQ(IOPA_FEAT_IOCTL | IOPA_FEAT_POLL | IOPA_FEAT_ADAPTIVE |
+			  IOPA_FEAT_URING_CMD,
+			  f.features);
 		EXPECT_EQ((__u32)IOPA_BATCH_MAX, f.batch_max);
 		EXPECT_EQ((__u32)IOPA_LIMIT_MAX, f.limit_max);
 		EXPECT_EQ((__u32)IOPA_WORKER_MAX_JOBS, f.worker_max_jobs);
@@ -80,26 +82,52 @@ TEST_F(abi, get_features)
 
 /* ---- SUBMITTER_CREATE / WORKER_CREATE ---------------------------------- */
 
+/*
+ * The limit a new adaptive submitter starts at: sysfs init_limit, or 30%
+ * of the online CPUs rounded up, at least 1, at most max_limit.  -errno
+ * if the tunables cannot be read.
+ */
+static int adaptive_init_limit(void)
+{
+	uint64_t init = 0, max = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int r;
+
+	r = iopa_sysfs_read("init_limit", &init);
+	if (!r)
+		r = iopa_sysfs_read("max_limit", &max);
+	if (r)
+		return r;
+	if (!init)
+		init = (cpus * 30 + 99) / 100;
+	if (!init)
+		init = 1;
+	return (int)(init < max ? init : max);
+}
+
 TEST_F(abi, submitter_create_ok)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int s1, s2, s3;
+	int s1, s2, s3, init;
 
 	s1 = iopa_submitter_create(self->ctx, 0);
 	ASSERT_LE(0, s1);
 	EXPECT_EQ(1, iopa_cloexec(s1));
-	if (cpus > IOPA_LIMIT_MAX)
-		cpus = IOPA_LIMIT_MAX;
-	/* limit 0 = default = number of online CPUs */
-	EXPECT_EQ(cpus, iopa_get_limit(s1));
+	/* limit 0 = adaptive, starting at the sysfs init_limit default */
+	init = adaptive_init_limit();
+	ASSERT_LT(0, init);
+	EXPECT_EQ(init, iopa_get_limit(s1));
+	EXPECT_EQ(0, iopa_get_limit_flags(s1));
 
 	s2 = iopa_submitter_create(self->ctx, 7);
 	ASSERT_LE(0, s2);
 	EXPECT_EQ(7, iopa_get_limit(s2));
+	EXPECT_EQ((int)IOPA_LIMIT_F_FIXED, iopa_get_limit_flags(s2));
 
+	/* a fixed limit is not capped by max_limit: it holds as given */
 	s3 = iopa_submitter_create(self->ctx, IOPA_LIMIT_MAX);
 	ASSERT_LE(0, s3);
 	EXPECT_EQ(IOPA_LIMIT_MAX, iopa_get_limit(s3));
+	EXPECT_EQ((int)IOPA_LIMIT_F_FIXED, iopa_get_limit_flags(s3));
 	EXPECT_NE(s1, s2);
 	close(s1);
 	close(s2);
@@ -831,7 +859,6 @@ TEST_F(abi, limit_invalid)
 	struct iopa_limit l;
 
 	ASSERT_EQ(0, iopa_set_limit(self->sub, 5));
-	EXPECT_EQ(-EINVAL, iopa_set_limit(self->sub, 0));
 	EXPECT_EQ(-EINVAL, iopa_set_limit(self->sub, IOPA_LIMIT_MAX + 1));
 	EXPECT_EQ(-EINVAL, iopa_set_limit(self->sub, UINT32_MAX));
 	memset(&l, 0, sizeof(l));
@@ -841,8 +868,24 @@ TEST_F(abi, limit_invalid)
 	l.flags = 0;
 	l.reserved[2] = 1;
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_LIMIT, &l));
-	/* the old limit stays */
+	/* the old limit stays, still fixed */
 	EXPECT_EQ(5, iopa_get_limit(self->sub));
+	EXPECT_EQ((int)IOPA_LIMIT_F_FIXED, iopa_get_limit_flags(self->sub));
+}
+
+/* Since IOPA_FEAT_ADAPTIVE, 0 is no error: it means "adapt again". */
+TEST_F(abi, limit_zero_adapts)
+{
+	ASSERT_EQ(0, iopa_set_limit(self->sub, 5));
+	ASSERT_EQ((int)IOPA_LIMIT_F_FIXED, iopa_get_limit_flags(self->sub));
+	ASSERT_EQ(0, iopa_set_limit(self->sub, 0));
+	EXPECT_EQ(0, iopa_get_limit_flags(self->sub));
+	/* adapting resumes from the limit in force */
+	EXPECT_EQ(5, iopa_get_limit(self->sub));
+	/* and a number fixes it again */
+	ASSERT_EQ(0, iopa_set_limit(self->sub, 4));
+	EXPECT_EQ(4, iopa_get_limit(self->sub));
+	EXPECT_EQ((int)IOPA_LIMIT_F_FIXED, iopa_get_limit_flags(self->sub));
 }
 
 /* ---- FETCH ------------------------------------------------------------- */
@@ -1272,6 +1315,7 @@ static const struct cmd_case all_cmds[] = {
 	CMD(IOPA_IOC_SUBMIT), CMD(IOPA_IOC_REAP), CMD(IOPA_IOC_CANCEL),
 	CMD(IOPA_IOC_SET_LIMIT), CMD(IOPA_IOC_GET_LIMIT), CMD(IOPA_IOC_FETCH),
 	CMD(IOPA_IOC_COMPLETE), CMD(IOPA_IOC_COMPLETE_AND_FETCH),
+	CMD(IOPA_IOC_SET_ADAPT), CMD(IOPA_IOC_GET_STATE),
 };
 
 /* Which fd kinds accept a command: c = context, s = submitter, w = worker. */
@@ -1286,7 +1330,9 @@ static const char *cmd_kinds(unsigned long cmd)
 	case IOPA_IOC_REAP:
 	case IOPA_IOC_CANCEL:
 	case IOPA_IOC_SET_LIMIT:
-	case IOPA_IOC_GET_LIMIT:	return "s";
+	case IOPA_IOC_GET_LIMIT:
+	case IOPA_IOC_SET_ADAPT:
+	case IOPA_IOC_GET_STATE:	return "s";
 	default:			return "w";
 	}
 }
@@ -1312,7 +1358,7 @@ TEST_F(abi, wrong_fd_kind_enotty)
 			checked++;
 		}
 	}
-	ASSERT_EQ(21, checked);
+	ASSERT_EQ(25, checked);
 	ASSERT_STATS_INVARIANT(self->ctx);
 }
 

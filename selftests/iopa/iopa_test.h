@@ -127,6 +127,29 @@ static inline int iopa_get_limit(int sfd)
 	return r < 0 ? r : (int)l.limit;
 }
 
+/* Returns the GET_LIMIT flags (IOPA_LIMIT_F_*), or -errno. */
+static inline int iopa_get_limit_flags(int sfd)
+{
+	struct iopa_limit l = { 0 };
+	int r = iopa_ioctl(sfd, IOPA_IOC_GET_LIMIT, &l);
+
+	return r < 0 ? r : (int)l.flags;
+}
+
+static inline int iopa_set_adapt(int sfd, uint32_t policy, uint32_t min,
+				 uint32_t max)
+{
+	struct iopa_adapt a = { .policy = policy, .min = min, .max = max };
+
+	return iopa_ioctl(sfd, IOPA_IOC_SET_ADAPT, &a);
+}
+
+static inline int iopa_get_state(int sfd, struct iopa_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	return iopa_ioctl(sfd, IOPA_IOC_GET_STATE, st);
+}
+
 /* ---- submitter side ---------------------------------------------------- */
 
 static inline void iopa_job_init(struct iopa_job *j, int fd, uint64_t user_data)
@@ -467,6 +490,31 @@ static inline int iopa_sysfs_write_str(const char *name, const char *str)
 	if (n < 0)
 		return -e;
 	return n == (ssize_t)strlen(str) ? 0 : -EIO;
+}
+
+/*
+ * Read the attribute as a string, without its trailing newline.  @buf
+ * holds @len bytes.  Returns 0 or -errno.
+ */
+static inline int iopa_sysfs_read_str(const char *name, char *buf, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), IOPA_SYSFS "/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = 0;
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	return 0;
 }
 
 static inline int iopa_sysfs_write(const char *name, uint64_t val)
