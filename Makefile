@@ -9,6 +9,7 @@
 #   make install         module (modules_install) + uapi header
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
+#   make bench           benchmarks in a QEMU guest (figures printed, not asserted)
 #   make sim             the limit controller against synthetic devices (host)
 #   make sim-test        the controller's unit tests (host)
 #   make clean           build outputs; `make distclean` also drops .cache/
@@ -46,7 +47,7 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(GUEST)/fetch-kernel.sh --print-kdir 6.12))$(if \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
-.PHONY: all module tools selftests install check demo sim sim-test clean distclean deps ksft
+.PHONY: all module tools selftests install check demo bench sim sim-test clean distclean deps ksft
 
 all: module tools selftests
 
@@ -99,6 +100,16 @@ demo: tools
 	$(GUEST)/run-guest.sh --series 6.12 --disk 256 --ko "$$ko" \
 		--timeout $${DEMO_TIMEOUT:-1800} $(TOP)/tools/iopa-demo/demo.sh
 
+# Figures are printed, not asserted: compare the ratios of one run.
+bench:
+	$(GUEST)/deps.sh build guest
+	$(MAKE) -C $(TOP)/tools/bench
+	ko=$$($(GUEST)/build-module.sh 6.12) && \
+	$(GUEST)/run-guest.sh --series 6.12 --ko "$$ko" \
+		--timeout $${BENCH_TIMEOUT:-1800} $(TOP)/tools/bench/bench.sh \
+		$(TOP)/tools/bench/iopa-bench-dispatch | \
+		grep -E '^(bench |# dispatch|# [0-9]+ empty|run-guest: (PASS|FAIL))'
+
 sim:
 	$(MAKE) -C $(TOP)/tools/sim sim
 
@@ -110,6 +121,7 @@ clean:
 		Module.symvers modules.order .tmp_versions .module-common.o
 	-$(MAKE) -C $(TOP)/selftests/iopa clean
 	-$(MAKE) -C $(TOP)/tools/sim clean
+	-$(MAKE) -C $(TOP)/tools/bench clean
 	-@if [ -f $(TOP)/tools/iopa-demo/Makefile ]; then \
 		$(MAKE) -C $(TOP)/tools/iopa-demo clean; fi
 	rm -rf $(TOP)/build

@@ -1,0 +1,12 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The benchmarks, run INSIDE the QEMU guest by `make bench`.
+set -u
+IOPA_KO=${IOPA_KO:-/iopa/kernel/iopa.ko}
+BENCH=${BENCH:-/iopa/tools/bench/iopa-bench-dispatch}
+BENCH_JOBS=${BENCH_JOBS:-100000}
+
+[ -e /dev/iopa ] || insmod "$IOPA_KO" || exit 1
+echo "# dispatch: empty jobs, $(nproc) vCPUs under QEMU TCG"
+"$BENCH" -n "$BENCH_JOBS" -w "$(nproc)" || exit 1
+rmmod iopa || exit 1
