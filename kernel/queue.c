@@ -352,7 +352,7 @@ static bool iopa_sub_has_done(struct iopa_submitter *sub)
  * @want: jobs to be built
  * @wait: wait (interruptibly) while there is no room
  *
- * Return: the room reserved (>= 1), -EAGAIN or -EINTR.
+ * Return: the room reserved (>= 1), -EAGAIN or -ERESTARTSYS.
  */
 int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 {
@@ -368,7 +368,7 @@ int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 		if (!wait)
 			return -EAGAIN;
 		if (wait_event_interruptible(sub->wq, iopa_sub_has_room(sub)))
-			return -EINTR;
+			return -ERESTARTSYS;
 	}
 }
 
@@ -570,7 +570,7 @@ static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
 							   iopa_sub_has_done(sub),
 							   timeout);
 		if (timeout < 0)
-			return -EINTR;
+			return -ERESTARTSYS;
 		if (!timeout)
 			return -ETIMEDOUT;
 	}
@@ -1025,7 +1025,8 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 			break;
 		}
 		if (signal_pending(current)) {
-			ret = -EINTR;
+			/* Restarted for task work and SA_RESTART handlers. */
+			ret = -ERESTARTSYS;
 			break;
 		}
 		if (!timeout) {

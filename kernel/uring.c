@@ -17,12 +17,15 @@
  *   the ring's task, from task work, exactly as the ioctl does.
  *
  * Going away.  On kernels with cancelable commands (6.7+) both kinds are
- * marked cancelable: a cancel (ring exit, task exit, ASYNC_CANCEL)
- * completes a parked fetch with -ECANCELED and cancels a job that is
- * still pending.  A running job is not preempted: its command completes
- * when its worker completes it or dies.  Without cancelable commands
- * (6.1), a monitor looks every IOPA_URING_MONITOR_MS for commands whose
- * task is exiting and does the same, as ublk did before 6.7.
+ * marked cancelable: io_uring's cancel at ring or task exit completes a
+ * parked fetch with -ECANCELED and cancels a job that is still pending.
+ * (IORING_OP_ASYNC_CANCEL does not reach uring_cmd requests.)  A fetch
+ * whose ring is closing is never handed a job, even before that cancel
+ * runs.  A running job is not preempted: its command completes when its
+ * worker completes it or dies.  Without cancelable commands (6.1), a
+ * monitor looks every IOPA_URING_MONITOR_MS for commands whose task is
+ * exiting or whose ring is closing and does the same, as ublk did
+ * before 6.7.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -34,8 +37,21 @@
 #else
 #include <linux/io_uring.h>
 #endif
+#include <linux/io_uring_types.h>
+#include <linux/percpu-refcount.h>
 
 #include "iopa.h"
+
+/*
+ * The command's ring is being torn down (closed): a CQE posted now would
+ * be lost with it.  The ring's references are killed first thing when it
+ * closes, before its requests are cancelled, so this also covers the
+ * window in which a parked command is not cancelled yet.
+ */
+static bool iopa_uring_ring_dying(struct io_uring_cmd *cmd)
+{
+	return percpu_ref_is_dying(&cmd_to_io_kiocb(cmd)->ctx->refs);
+}
 
 /* The command area of the SQE, valid only while the command is issued. */
 static const void *iopa_uring_payload(const struct io_uring_cmd *cmd)
@@ -227,22 +243,31 @@ static void iopa_ufetch_free(struct iopa_ufetch *uf)
 	kfree(uf);
 }
 
-/* In the ring's task: install the fd, write the work, post the CQE. */
+/*
+ * In the ring's task: install the fd, write the work, post the CQE; or,
+ * for a command cancelled by iopa_uring_kick() (no file), just post
+ * -ECANCELED.
+ */
 static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
 				unsigned int issue_flags)
 {
 	struct iopa_ufetch *uf = iopa_pdu(cmd)->uf;
-	int ret;
+	int ret = -ECANCELED;
 
-	/* No fd table to install into: a dying task, or a fallback worker. */
-	if (current->flags & (PF_EXITING | PF_KTHREAD)) {
+	if (!uf->file)
+		goto out_done;
+	/*
+	 * No fd table to install into (a dying task, a fallback worker), or
+	 * nobody to read the CQE (a closing ring): the job goes back.
+	 */
+	if ((current->flags & (PF_EXITING | PF_KTHREAD)) ||
+	    iopa_uring_ring_dying(cmd))
 		iopa_worker_unfetch(uf->w, uf->work.job_id);
-		ret = -ECANCELED;
-	} else {
+	else
 		ret = iopa_worker_hand_over(uf->w, &uf->work, uf->file,
 					    uf->uwork);
-	}
 	fput(uf->file);
+out_done:
 	iopa_ufetch_free(uf);
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 }
@@ -263,13 +288,15 @@ void iopa_uring_kick(struct iopa_ctx *ctx)
 	list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
 		if (list_empty(&ctx->runnable))
 			break;
-		job = iopa_dispatch(uf->w);
-		if (!job)
-			break;
 		list_del_init(&uf->node);
 		uf->parked = false;
 		uf->w->nr_parked--;
-		uf->file = iopa_job_work(job, &uf->work);
+		/* A closing ring's fetch gets no job, only its -ECANCELED. */
+		if (!iopa_uring_ring_dying(uf->cmd)) {
+			job = iopa_dispatch(uf->w);
+			if (job)
+				uf->file = iopa_job_work(job, &uf->work);
+		}
 		io_uring_cmd_complete_in_task(uf->cmd, iopa_uring_fetch_tw);
 	}
 }
@@ -426,7 +453,8 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 	list_for_each_entry(ctx, &iopa_ctx_list, node) {
 		spin_lock(&ctx->lock);
 		list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
-			if (!(uf->task->flags & PF_EXITING)) {
+			if (!(uf->task->flags & PF_EXITING) &&
+			    !iopa_uring_ring_dying(uf->cmd)) {
 				again = true;
 				continue;
 			}
@@ -441,7 +469,8 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 				if (!job->ucmd)
 					continue;
 				t = iopa_pdu(job->ucmd)->task;
-				if (t && (t->flags & PF_EXITING))
+				if ((t && (t->flags & PF_EXITING)) ||
+				    iopa_uring_ring_dying(job->ucmd))
 					iopa_job_cancel_locked(job, &gc);
 				else
 					again = true;

@@ -448,14 +448,14 @@ struct iopa_uring_fetch {
  * IORING_SETUP_SQE128: the SQE's command area holds one struct iopa_job.
  * The CQE arrives when the job ends: res is the worker's result, or
  * -ECANCELED (cancelled; worker died).  Such jobs never show in
- * IOPA_IOC_REAP.  Cancelling the SQE (or the ring going away) cancels the
- * job if it is still pending.
+ * IOPA_IOC_REAP.  The ring or task going away cancels the job if it is
+ * still pending (IORING_OP_ASYNC_CANCEL does not reach uring_cmds).
  *
  * IOPA_URING_CMD_FETCH and IOPA_URING_CMD_COMMIT_AND_FETCH, on a worker
  * fd, with struct iopa_uring_fetch: the CQE arrives (res 0) when a job
  * is dispatched to the worker and written to the work buffer, or with a
- * negative errno.  A fetch cancelled, or whose ring or task goes away,
- * completes with -ECANCELED and holds no job.
+ * negative errno.  A fetch whose ring or task goes away completes with
+ * -ECANCELED and holds no job.
  */
 #define IOPA_URING_CMD_SUBMIT	_IOW(IOPA_IOC_MAGIC, 0x30, struct iopa_job)
 #define IOPA_URING_CMD_FETCH \
