@@ -4,9 +4,9 @@
 #
 #   make                 module + tools + selftests (against KDIR)
 #   make module          kernel/iopa.ko
-#   make tools           tools/iopa-demo
+#   make tools           tools/iopa-demo, liburing-glue (libiopa), tools/iopa-sum
 #   make selftests       selftests/iopa (kselftest harness from KSFT_INC)
-#   make install         module (modules_install) + uapi header
+#   make install         module (modules_install) + uapi header + libiopa + iopa-sum
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
 #   make bench           benchmarks in a QEMU guest (figures printed, not asserted)
@@ -63,6 +63,8 @@ tools: deps
 	else \
 		echo "tools: no tools/iopa-demo/Makefile yet, nothing to build"; \
 	fi
+	$(MAKE) -C $(TOP)/liburing-glue
+	$(MAKE) -C $(TOP)/tools/iopa-sum
 
 # The kselftest harness: fetched when the default KSFT_INC is used.
 ksft:
@@ -85,6 +87,8 @@ install: module
 		$(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
 	install -D -m 644 $(TOP)/uapi/linux/iopa.h \
 		$(DESTDIR)$(PREFIX)/include/linux/iopa.h
+	$(MAKE) -C $(TOP)/liburing-glue install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C $(TOP)/tools/iopa-sum install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 check:
 	$(TOP)/tools/check/run-checks.sh
@@ -122,6 +126,8 @@ clean:
 	-$(MAKE) -C $(TOP)/selftests/iopa clean
 	-$(MAKE) -C $(TOP)/tools/sim clean
 	-$(MAKE) -C $(TOP)/tools/bench clean
+	-$(MAKE) -C $(TOP)/liburing-glue clean
+	-$(MAKE) -C $(TOP)/tools/iopa-sum clean
 	-@if [ -f $(TOP)/tools/iopa-demo/Makefile ]; then \
 		$(MAKE) -C $(TOP)/tools/iopa-demo clean; fi
 	rm -rf $(TOP)/build

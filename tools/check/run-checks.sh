@@ -23,7 +23,8 @@ KSRC=$TOP/.cache/ksrc
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
-	ioctl-number userspace-build guest-selftests guest-selftests-6.1"
+	ioctl-number userspace-build libiopa-host guest-selftests guest-selftests-6.1
+	guest-libiopa guest-libiopa-6.1"
 
 if [ "${1:-}" = --list ]; then
 	echo $ALL
@@ -81,6 +82,25 @@ check_ctl_sim() {
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/sim" \
 		KSFT_INC="$KSRC/tools/testing/selftests" test sim
 }
+
+# libiopa and iopa-sum on the host (no module needed): SQE helpers, error
+# paths, header as C/C++, exported symbols vs the map, man pages, a staged
+# install used through pkg-config; iopa-sum's own host checks.
+check_libiopa_host() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/liburing-glue" test &&
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/iopa-sum" check
+}
+
+# libiopa's tests and iopa-sum's 10,000-file check against sha256sum, in a
+# guest.
+run_guest_libiopa() {	# SERIES CHECK-NAME
+	KSFT_INC=$KSRC/tools/testing/selftests \
+	"$TOP/liburing-glue/tests/run-guest-tests.sh" --series "$1" \
+		--timeout "$GUEST_TIMEOUT" --log "$LOGDIR/$2.console.log" \
+		--result "$LOGDIR/$2.result"
+}
+check_guest_libiopa() { run_guest_libiopa 6.12 guest-libiopa; }
+check_guest_libiopa_6_1() { run_guest_libiopa 6.1 guest-libiopa-6.1; }
 
 # W=1 build against the Debian headers, zero warnings.
 check_kbuild() {
@@ -184,9 +204,10 @@ tail_log() {
 
 # Count the kselftest TAP of a guest console, program by program.  Prints
 # "name<TAB>passed<TAB>failed<TAB>skipped<TAB>note" per program.
-count_guest_tap() {	# CONSOLE-LOG
-	local expect
-	expect="insmod $("$GUEST/list-selftests.sh" | tr '\n' ' ') rmmod"
+count_guest_tap() {	# CONSOLE-LOG [EXPECTED-STEPS]
+	local expect=${2:-}
+	[ -n "$expect" ] ||
+		expect="insmod $("$GUEST/list-selftests.sh" | tr '\n' ' ') rmmod"
 	awk -v expect="$expect" -v OFS='\t' '
 	/^IOPA-TEST-BEGIN / {
 		cur = $2; seen[cur] = 1; order[++no] = cur
@@ -254,6 +275,10 @@ for c in $CHECKS; do
 		# shellcheck disable=SC1090
 		[ ! -f "$LOGDIR/$c.result" ] || . "$LOGDIR/$c.result"
 		tapfail=0
+		case "$c" in
+		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring iopa-sum-check rmmod" ;;
+		*) steps="" ;;
+		esac
 		while IFS=$'\t' read -r name p f s note; do
 			passed=$((passed + p))
 			failed=$((failed + f))
@@ -261,7 +286,7 @@ for c in $CHECKS; do
 			[ "$s" != 0 ] || s=
 			report "$([ "$f" = 0 ] && echo 0 || echo 1)" "$c: $name" \
 				"$p passed${s:+ ($s skipped)}, $f failed${note:+: $note}"
-		done < <(count_guest_tap "$LOGDIR/$c.console.log")
+		done < <(count_guest_tap "$LOGDIR/$c.console.log" "$steps")
 		why=""
 		[ "$TIMED_OUT" = 0 ] || why="timed out after ${GUEST_TIMEOUT}s"
 		[ "$MARKER" = 1 ] || why="${why:+$why; }guest did not finish"

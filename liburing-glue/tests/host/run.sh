@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+#
+# libiopa's host tests (`make test` in liburing-glue/): nothing here needs
+# the iopa module.  One TAP line per test; the last line is
+# "N passed, M failed"; exit status 0 only if M = 0.
+#
+#   tests/host/run.sh            (from liburing-glue/, after `make all`)
+#
+# Environment: CC, CXX (default cc, c++).
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+LIBDIR=$PWD
+OUT=$LIBDIR/tests/host/out
+rm -rf "$OUT"
+mkdir -p "$OUT"
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+WARN="-Wall -Wextra -Werror"
+INC="-Iinclude -I../uapi"
+
+n=0 passed=0 failed=0
+t() {	# NAME COMMAND...: one test; its output goes to $OUT/NAME.log
+	local name=$1 log
+	shift
+	n=$((n + 1))
+	log=$OUT/$(echo "$name" | tr ' /+' '___').log
+	if "$@" >"$log" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok $n $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n $name"
+		sed 's/^/#   /' "$log" | tail -n 30
+	fi
+}
+
+echo "TAP version 13"
+
+# ---- the SQE helpers and the wrappers' error paths ----------------------------
+t "sqe helpers fill the SQE" ./tests/host/sqe
+t "wrappers: -errno paths (libiopa.so)" ./tests/host/wrappers
+t "wrappers: -errno paths (libiopa.a)" ./tests/host/wrappers-static
+
+# ---- the header as C and C++ --------------------------------------------------
+for std in gnu99 gnu11 gnu17; do
+	t "header compiles, links and runs as C ($std)" sh -c \
+		"$CC -std=$std $WARN $INC -o $OUT/header-$std tests/host/header.c \
+			-L. -liopa -Wl,-rpath,$LIBDIR && $OUT/header-$std"
+done
+for std in c++11 c++17 c++20; do
+	t "header compiles, links and runs as C++ ($std)" sh -c \
+		"$CXX -std=$std $WARN $INC -x c++ -o $OUT/header-$std \
+			tests/host/header.c -L. -liopa -Wl,-rpath,$LIBDIR && \
+			$OUT/header-$std"
+done
+
+# ---- exported symbols against libiopa.map -------------------------------------
+map_syms() {
+	sed -e 's|/\*.*\*/||' -e '/^\s*\/\?\*/d' libiopa.map |
+		tr -d ' \t' | grep -E '^iopa_[a-z_0-9]+;$' | tr -d ';' | sort
+}
+check_symbols() {
+	local want got soname bad=0
+	want=$(map_syms)
+	[ -n "$want" ] || { echo "no symbols found in libiopa.map"; return 1; }
+	# Defined dynamic symbols, text or data, with their version.
+	got=$(nm -D --defined-only --with-symbol-versions libiopa.so.1.0 |
+		awk '$2 ~ /^[TtDdBbRrVvWwi]$/ { print $3 }' | sort)
+	echo "exported:"; echo "$got"
+	if [ "$(echo "$got" | sed 's/@.*//' | grep -v '^IOPA_1\.0$' | sort)" \
+	     != "$want" ]; then
+		echo "exported functions differ from libiopa.map:"
+		diff <(echo "$want") <(echo "$got" | sed 's/@.*//' |
+			grep -v '^IOPA_1\.0$' | sort)
+		bad=1
+	fi
+	# Every function in the version node IOPA_1.0 (the default, @@).
+	if echo "$got" | grep -v '^IOPA_1\.0' | grep -qv '@@IOPA_1\.0$'; then
+		echo "symbols outside version node IOPA_1.0:"
+		echo "$got" | grep -v '@@IOPA_1\.0$'
+		bad=1
+	fi
+	soname=$(readelf -d libiopa.so.1.0 | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	[ "$soname" = libiopa.so.1 ] || { echo "SONAME '$soname'"; bad=1; }
+	[ "$(readlink libiopa.so.1)" = libiopa.so.1.0 ] || { echo "libiopa.so.1 link"; bad=1; }
+	[ "$(readlink libiopa.so)" = libiopa.so.1 ] || { echo "libiopa.so link"; bad=1; }
+	# The static library defines the same public functions (and no other
+	# global function without the iopa_ prefix).
+	got=$(nm --defined-only -g libiopa.a | awk 'NF == 3 && $2 == "T" { print $3 }' | sort)
+	if [ "$got" != "$want" ]; then
+		echo "libiopa.a global functions differ from libiopa.map:"
+		diff <(echo "$want") <(echo "$got")
+		bad=1
+	fi
+	return $bad
+}
+t "exported symbols = libiopa.map, all @@IOPA_1.0, soname libiopa.so.1" check_symbols
+
+# ---- man pages: one per public function, groff-clean --------------------------
+inline_fns() {
+	sed -n 's/^static inline [a-z_ ]*[ *]\(iopa_[a-z][a-z_0-9]*\)(.*/\1/p' \
+		include/libiopa.h | sort -u
+}
+check_man() {
+	local f page bad=0 out fns
+	fns=$( { map_syms; inline_fns; } | sort -u)
+	for f in $fns; do
+		page=man/$f.3
+		[ -f "$page" ] || { echo "no man page for $f"; bad=1; continue; }
+		grep -q "^\\\\fB$f\\\\fP\|^$f \\\\-\|^\.B $f\|$f" "$page" ||
+			{ echo "$page does not name $f"; bad=1; }
+	done
+	for page in man/*.3; do
+		f=$(basename "$page" .3)
+		echo "$fns" | grep -qx "$f" ||
+			{ echo "$page documents no public function"; bad=1; }
+	done
+	for page in man/*.3 man/*.7; do
+		out=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$page" 2>&1)
+		[ -z "$out" ] || { echo "$page:"; echo "$out"; bad=1; }
+		out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+		[ -z "$out" ] || { echo "man -l $page:"; echo "$out"; bad=1; }
+	done
+	echo "$(echo "$fns" | wc -l) public functions, $(ls man/*.3 | wc -l) pages in man3"
+	return $bad
+}
+t "a man page for every public function; groff -ww and man -l clean" check_man
+
+# The complete programs of the EXAMPLE sections build warning-free.
+check_examples() {
+	local page src n=0
+	for page in man/*.3; do
+		grep -q '^\.EX' "$page" || continue
+		src=$OUT/example-$(basename "$page" .3).c
+		sed -n '/^\.EX/,/^\.EE/p' "$page" | sed -e '1d' -e '$d' \
+			-e 's/\\-/-/g' -e 's/\\e/\\/g' >"$src"
+		grep -q '^int main' "$src" || continue
+		echo "$page"
+		$CC -std=gnu11 $WARN $INC -o "${src%.c}" "$src" -L. -liopa || return 1
+		n=$((n + 1))
+	done
+	[ $n -gt 0 ]
+}
+t "man page examples compile" check_examples
+
+# ---- pkg-config, install, use, uninstall --------------------------------------
+check_install() {
+	local d=$OUT/destdir pc cflags libs left
+	rm -rf "$d"
+	make -s install DESTDIR="$d" PREFIX=/opt/iopa || return 1
+	find "$d" | sort
+	pc=$d/opt/iopa/lib/pkgconfig/libiopa.pc
+	pkg-config --validate "$pc" || return 1
+	export PKG_CONFIG_PATH=$d/opt/iopa/lib/pkgconfig
+	export PKG_CONFIG_SYSROOT_DIR=$d
+	[ "$(pkg-config --modversion libiopa)" = 1.0 ] || return 1
+	cflags=$(pkg-config --cflags libiopa) && libs=$(pkg-config --libs libiopa) || return 1
+	echo "cflags: $cflags"; echo "libs: $libs"
+	# Against the installed header (both <libiopa.h> and <linux/iopa.h>
+	# from DESTDIR: no -I of the source tree) and library.
+	$CC $WARN $cflags -o "$OUT/inst-dyn" tests/host/wrappers.c $libs \
+		-Wl,-rpath,"$d/opt/iopa/lib" || return 1
+	"$OUT/inst-dyn" || return 1
+	ldd "$OUT/inst-dyn" | grep -q "$d/opt/iopa/lib/libiopa.so.1" || return 1
+	$CC $WARN $cflags -static-libgcc -o "$OUT/inst-static" tests/host/wrappers.c \
+		"$d/opt/iopa/lib/libiopa.a" $(pkg-config --libs --static libiopa | sed 's/-liopa//') || return 1
+	"$OUT/inst-static" || return 1
+	! ldd "$OUT/inst-static" | grep -q libiopa || return 1
+	for f in iopa_pool_init.3 libiopa.7; do
+		[ -f "$d/opt/iopa/share/man/man${f##*.}/$f" ] || return 1
+	done
+	make -s uninstall DESTDIR="$d" PREFIX=/opt/iopa || return 1
+	left=$(find "$d" -type f -o -type l)
+	[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; return 1; }
+}
+t "install (DESTDIR, PREFIX), pkg-config, build against it, uninstall" check_install
+
+echo "1..$n"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

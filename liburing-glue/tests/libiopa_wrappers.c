@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * libiopa's ioctl wrappers against the real module: each returns what the
+ * ioctl returns on success and -errno (not -1) on each error path of
+ * Documentation/iopa.rst; struct arguments are built and zeroed right.
+ */
+#include "libiopa_test.h"
+
+FIXTURE(w) {
+	int ctx;
+	int sub;	/* limit 4 */
+	int wrk;
+	int file;
+	struct iopa_features feat;
+};
+
+FIXTURE_SETUP(w)
+{
+	self->ctx = self->sub = self->wrk = self->file = -1;
+	self->ctx = iopa_open();
+	if (self->ctx == -ENOENT)
+		SKIP(return, "no /dev/iopa: is the iopa module loaded?");
+	ASSERT_LE(0, self->ctx);
+	ASSERT_EQ(0, iopa_get_features(self->ctx, &self->feat));
+	self->sub = iopa_submitter_create(self->ctx, 4, 0);
+	ASSERT_LE(0, self->sub);
+	self->wrk = iopa_worker_create(self->ctx, 0);
+	ASSERT_LE(0, self->wrk);
+	self->file = t_job_file(8192);
+	ASSERT_LE(0, self->file);
+}
+
+FIXTURE_TEARDOWN(w)
+{
+	if (self->wrk >= 0)
+		close(self->wrk);
+	if (self->sub >= 0)
+		close(self->sub);
+	if (self->ctx >= 0)
+		close(self->ctx);
+	if (self->file >= 0)
+		close(self->file);
+}
+
+static struct iopa_job job_of(int fd, uint64_t user_data)
+{
+	struct iopa_job j;
+
+	memset(&j, 0, sizeof(j));
+	j.fd = fd;
+	j.len = 4096;
+	j.user_data = user_data;
+	return j;
+}
+
+TEST_F(w, open_and_features)
+{
+	int fds[] = { self->ctx, self->sub, self->wrk };
+	unsigned int i;
+
+	EXPECT_EQ(1, fcntl(self->ctx, F_GETFD) & FD_CLOEXEC);
+	for (i = 0; i < 3; i++) {
+		struct iopa_features f;
+
+		memset(&f, 0xa5, sizeof(f));
+		ASSERT_EQ(0, iopa_get_features(fds[i], &f));
+		EXPECT_EQ((unsigned int)IOPA_ABI_VERSION, f.abi_version);
+		EXPECT_TRUE(!!(f.features & IOPA_FEAT_IOCTL));
+		EXPECT_EQ((unsigned int)IOPA_BATCH_MAX, f.batch_max);
+		EXPECT_EQ(0U, f.reserved0);
+	}
+	TH_LOG("features %#llx", (unsigned long long)self->feat.features);
+}
+
+TEST_F(w, create_errors)
+{
+	EXPECT_EQ(-EINVAL, iopa_submitter_create(self->ctx, IOPA_LIMIT_MAX + 1, 0));
+	EXPECT_EQ(-EINVAL, iopa_submitter_create(self->ctx, 1, 1));
+	EXPECT_EQ(-ENOTTY, iopa_submitter_create(self->sub, 1, 0));
+	EXPECT_EQ(-ENOTTY, iopa_submitter_create(self->wrk, 1, 0));
+	EXPECT_EQ(-EINVAL, iopa_worker_create(self->ctx, 1));
+	EXPECT_EQ(-ENOTTY, iopa_worker_create(self->sub, 0));
+	EXPECT_EQ(-EBADF, iopa_worker_create(-1, 0));
+}
+
+TEST_F(w, submit_fetch_complete_reap)
+{
+	struct iopa_job j = job_of(self->file, 0x1234);
+	struct iopa_work work;
+	struct iopa_cqe cqe;
+	int fd;
+
+	ASSERT_EQ(1, iopa_submit(self->sub, &j, 1, 0));
+	ASSERT_EQ(0, iopa_fetch(self->wrk, &work, 0, T_MS_NS(T_LONG_MS)));
+	EXPECT_EQ(0x1234ULL, work.user_data);
+	EXPECT_EQ(4096ULL, work.len);
+	ASSERT_LE(0, work.fd);
+	EXPECT_NE(self->file, work.fd);
+	fd = work.fd;
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	EXPECT_EQ(-EAGAIN, iopa_reap(self->sub, &cqe, 1, 0, 0));
+	ASSERT_EQ(0, iopa_complete(self->wrk, work.job_id, 123));
+	memset(&cqe, 0, sizeof(cqe));
+	ASSERT_EQ(1, iopa_reap(self->sub, &cqe, 1, IOPA_REAP_F_WAIT,
+			       T_MS_NS(T_LONG_MS)));
+	EXPECT_EQ(0x1234ULL, cqe.user_data);
+	EXPECT_EQ(work.job_id, cqe.job_id);
+	EXPECT_EQ(123, cqe.res);
+	EXPECT_EQ(0U, cqe.flags);
+	/* Completing it again: it ended. */
+	EXPECT_EQ(-ENOENT, iopa_complete(self->wrk, work.job_id, 0));
+}
+
+TEST_F(w, submit_errors)
+{
+	struct iopa_job jobs[2] = { job_of(self->file, 1), job_of(-1, 2) };
+	struct iopa_job bad = job_of(self->file, 3);
+	int pfd[2];
+
+	EXPECT_EQ(-EINVAL, iopa_submit(self->sub, jobs, 0, 0));
+	EXPECT_EQ(-EINVAL, iopa_submit(self->sub, jobs, IOPA_BATCH_MAX + 1, 0));
+	EXPECT_EQ(-EINVAL, iopa_submit(self->sub, jobs, 1, 0x80));
+	EXPECT_EQ(-EFAULT, iopa_submit(self->sub, NULL, 1, 0));
+	EXPECT_EQ(-EBADF, iopa_submit(self->sub, &jobs[1], 1, 0));
+	bad.flags = 0x80;
+	EXPECT_EQ(-EINVAL, iopa_submit(self->sub, &bad, 1, 0));
+	bad = job_of(self->file, 3);
+	bad.reserved = 1;
+	EXPECT_EQ(-EINVAL, iopa_submit(self->sub, &bad, 1, 0));
+	ASSERT_EQ(0, pipe2(pfd, O_CLOEXEC));
+	bad = job_of(pfd[0], 3);
+	EXPECT_EQ(-EINVAL, iopa_submit(self->sub, &bad, 1, 0));
+	close(pfd[0]);
+	close(pfd[1]);
+	EXPECT_EQ(-ENOTTY, iopa_submit(self->ctx, jobs, 1, 0));
+	EXPECT_EQ(-ENOTTY, iopa_submit(self->wrk, jobs, 1, 0));
+	/* Partial success: the first job is queued, 1 is returned. */
+	EXPECT_EQ(1, iopa_submit(self->sub, jobs, 2, 0));
+}
+
+TEST_F(w, reap_errors)
+{
+	struct iopa_cqe cqe[2];
+	int64_t t0;
+
+	EXPECT_EQ(-EAGAIN, iopa_reap(self->sub, cqe, 2, 0, 0));
+	EXPECT_EQ(-EINVAL, iopa_reap(self->sub, cqe, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, iopa_reap(self->sub, cqe, 2, 0x80, 0));
+	t0 = t_now_ms();
+	EXPECT_EQ(-ETIMEDOUT, iopa_reap(self->sub, cqe, 2, IOPA_REAP_F_WAIT,
+					T_MS_NS(20)));
+	EXPECT_LE(15, t_now_ms() - t0);
+	EXPECT_EQ(-ENOTTY, iopa_reap(self->ctx, cqe, 2, 0, 0));
+}
+
+TEST_F(w, cancel)
+{
+	struct iopa_job j = job_of(self->file, 7);
+	struct iopa_work work;
+	struct iopa_cqe cqe;
+
+	EXPECT_EQ(-ENOENT, iopa_cancel(self->sub, 7, 0));
+	ASSERT_EQ(1, iopa_submit(self->sub, &j, 1, 0));
+	ASSERT_EQ(1, iopa_submit(self->sub, &j, 1, 0));
+	ASSERT_EQ(2, iopa_cancel(self->sub, 7, IOPA_CANCEL_F_ALL));
+	ASSERT_EQ(1, iopa_reap(self->sub, &cqe, 1, 0, 0));
+	EXPECT_EQ(-ECANCELED, cqe.res);
+	EXPECT_TRUE(!!(cqe.flags & IOPA_CQE_F_CANCELED));
+	EXPECT_EQ(-EINVAL, iopa_cancel(self->sub, 7, 0x80));
+	/* Running jobs are not cancelled. */
+	ASSERT_EQ(1, iopa_submit(self->sub, &j, 1, 0));
+	ASSERT_EQ(0, iopa_fetch(self->wrk, &work, IOPA_FETCH_F_NONBLOCK, 0));
+	close(work.fd);
+	EXPECT_EQ(-EALREADY, iopa_cancel(self->sub, 7, 0));
+	EXPECT_EQ(0, iopa_complete(self->wrk, work.job_id, 0));
+	EXPECT_EQ(-ENOTTY, iopa_cancel(self->wrk, 7, 0));
+}
+
+TEST_F(w, limits)
+{
+	unsigned int flags = 0x55;
+	struct iopa_stats st;
+	struct iopa_state state;
+
+	EXPECT_EQ(4, iopa_get_limit(self->sub, &flags));
+	EXPECT_EQ(IOPA_LIMIT_F_FIXED, flags);
+	EXPECT_EQ(0, iopa_set_limit(self->sub, 3));
+	EXPECT_EQ(3, iopa_get_limit(self->sub, NULL));
+	EXPECT_EQ(-EINVAL, iopa_set_limit(self->sub, IOPA_LIMIT_MAX + 1));
+	EXPECT_EQ(3, iopa_get_limit(self->sub, NULL));
+	EXPECT_EQ(-ENOTTY, iopa_set_limit(self->ctx, 3));
+	EXPECT_EQ(-ENOTTY, iopa_get_limit(self->wrk, &flags));
+	EXPECT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(0, iopa_get_stats(self->ctx, &st));
+	EXPECT_EQ(1U, st.nr_workers);
+	EXPECT_EQ(-ENOTTY, iopa_get_stats(self->wrk, &st));
+
+	if (!(self->feat.features & IOPA_FEAT_ADAPTIVE))
+		SKIP(return, "no IOPA_FEAT_ADAPTIVE");
+	EXPECT_EQ(0, iopa_set_limit(self->sub, 0));
+	flags = 0x55;
+	EXPECT_LT(0, iopa_get_limit(self->sub, &flags));
+	EXPECT_EQ(0U, flags);
+	EXPECT_EQ(-EINVAL, iopa_set_adapt(self->sub, IOPA_POLICY_MAX + 1, 0, 0));
+	EXPECT_EQ(-EINVAL, iopa_set_adapt(self->sub, IOPA_POLICY_IOPA, 3, 2));
+	EXPECT_EQ(-EINVAL, iopa_set_adapt(self->sub, IOPA_POLICY_KEEP,
+					  IOPA_LIMIT_MAX + 1, 0));
+	EXPECT_EQ(0, iopa_set_adapt(self->sub, IOPA_POLICY_HILLCLIMB, 1, 8));
+	memset(&state, 0xa5, sizeof(state));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+	EXPECT_EQ((unsigned int)IOPA_POLICY_HILLCLIMB, state.policy);
+	EXPECT_EQ(1U, state.min);
+	EXPECT_EQ(8U, state.max);
+	EXPECT_EQ(0U, state.flags);
+	EXPECT_EQ(0ULL, state.reserved[3]);
+	EXPECT_EQ(-ENOTTY, iopa_get_state(self->ctx, &state));
+	EXPECT_EQ(-ENOTTY, iopa_set_adapt(self->wrk, 0, 0, 0));
+}
+
+TEST_F(w, fetch_errors)
+{
+	struct iopa_job j = job_of(self->file, 9);
+	struct iopa_work work;
+	struct iopa_cqe cqe;
+	int64_t t0;
+
+	memset(&work, 0x5a, sizeof(work));
+	EXPECT_EQ(-EAGAIN, iopa_fetch(self->wrk, &work, IOPA_FETCH_F_NONBLOCK, 0));
+	EXPECT_EQ(-1, work.fd);
+	t0 = t_now_ms();
+	EXPECT_EQ(-ETIMEDOUT, iopa_fetch(self->wrk, &work, 0, T_MS_NS(20)));
+	EXPECT_LE(15, t_now_ms() - t0);
+	EXPECT_EQ(-EINVAL, iopa_fetch(self->wrk, &work, 0x80, 0));
+	EXPECT_EQ(-ENOTTY, iopa_fetch(self->sub, &work, IOPA_FETCH_F_NONBLOCK, 0));
+	EXPECT_EQ(-ENOENT, iopa_complete(self->wrk, 999999, 0));
+	EXPECT_EQ(-ENOENT, iopa_complete_and_fetch(self->wrk, 999999, 0, &work,
+						   IOPA_FETCH_F_NONBLOCK, 0));
+	EXPECT_EQ(-1, work.fd);
+	EXPECT_EQ(-ENOTTY, iopa_complete(self->sub, 1, 0));
+
+	/* COMPLETE_AND_FETCH: the completion stands when the fetch fails. */
+	ASSERT_EQ(1, iopa_submit(self->sub, &j, 1, 0));
+	ASSERT_EQ(0, iopa_fetch(self->wrk, &work, IOPA_FETCH_F_NONBLOCK, 0));
+	close(work.fd);
+	EXPECT_EQ(-EAGAIN, iopa_complete_and_fetch(self->wrk, work.job_id, -5,
+						   &work, IOPA_FETCH_F_NONBLOCK, 0));
+	ASSERT_EQ(1, iopa_reap(self->sub, &cqe, 1, 0, 0));
+	EXPECT_EQ(-5, cqe.res);
+	EXPECT_EQ(9ULL, cqe.user_data);
+}
+
+/* COMPLETE_AND_FETCH hands over the next job in the same call. */
+TEST_F(w, complete_and_fetch_chain)
+{
+	struct iopa_job jobs[3] = {
+		job_of(self->file, 1), job_of(self->file, 2), job_of(self->file, 3),
+	};
+	struct iopa_cqe cqe[3];
+	struct iopa_work work;
+	uint64_t prev;
+	int i;
+
+	ASSERT_EQ(3, iopa_submit(self->sub, jobs, 3, 0));
+	ASSERT_EQ(0, iopa_fetch(self->wrk, &work, IOPA_FETCH_F_NONBLOCK, 0));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ((uint64_t)i + 1, work.user_data);
+		close(work.fd);
+		prev = work.job_id;
+		ASSERT_EQ(0, iopa_complete_and_fetch(self->wrk, prev, 10 + i,
+						     &work, 0, T_MS_NS(T_LONG_MS)));
+	}
+	EXPECT_EQ(3ULL, work.user_data);
+	close(work.fd);
+	ASSERT_EQ(0, iopa_complete(self->wrk, work.job_id, 12));
+	ASSERT_EQ(3, iopa_reap(self->sub, cqe, 3, 0, 0));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(10 + (int)cqe[i].user_data - 1, cqe[i].res);
+}
+
+TEST_HARNESS_MAIN
