@@ -1001,14 +1001,23 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		return -EINVAL;
 	timeout = iopa_timeout_jiffies(arg.timeout_ns);
 
-	spin_lock(&ctx->lock);
 	if (complete) {
+		/*
+		 * Finish the completion before waiting: freeing the job posts
+		 * an io_uring submitter's CQE, which must not wait for the
+		 * fetch.  The slot it frees may serve a sleeping worker.
+		 */
+		spin_lock(&ctx->lock);
 		ret = iopa_worker_complete_locked(w, &arg.done, &gc);
-		if (ret) {
-			spin_unlock(&ctx->lock);
+		if (!ret)
+			iopa_kick_workers(ctx, 1);
+		spin_unlock(&ctx->lock);
+		iopa_job_free_list(&gc);
+		if (ret)
 			return ret;
-		}
 	}
+
+	spin_lock(&ctx->lock);
 	for (;;) {
 		if (w->nr_held >= IOPA_WORKER_MAX_JOBS) {
 			ret = -EBUSY;
@@ -1042,11 +1051,10 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		ctx->nr_waiting--;
 	}
 	finish_wait(&ctx->fetch_wq, &wait);
-	/* Any slot this call freed or wakeup it took goes to another. */
-	if (ret || complete)
+	/* A wakeup this call took without taking a job goes to another. */
+	if (ret)
 		iopa_kick_workers(ctx, 1);
 	spin_unlock(&ctx->lock);
-	iopa_job_free_list(&gc);
 	if (ret)
 		return ret;
 
