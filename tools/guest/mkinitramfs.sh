@@ -228,6 +228,10 @@ for f in "$TOP"/tools/iopa-demo/*.sh; do
 	[ ! -f "$f" ] || put_proj "$f"
 done
 
+# iopa-sum (put_libs brings libcrypto along), for the demo and its check.
+for f in tools/iopa-sum/iopa-sum tools/iopa-sum/mktree tools/iopa-sum/check.sh; do
+	[ ! -f "$TOP/$f" ] || put_proj "$f"
+done
 for f in "$@"; do
 	put_proj "$f"
 done
