@@ -268,16 +268,21 @@ static int nullb_unload(void)
 /*
  * (Re)load null_blk with @params; 0 once /dev/nullb0 is there, -ENOENT
  * if modprobe or the module is missing, -EBUSY if it cannot be unloaded.
+ * *@changed is set once null_blk is no longer as it was.
  */
-static int nullb_load(const char *params)
+static int nullb_load(const char *params, bool *changed)
 {
+	bool was = access(NULLB_MOD, F_OK) == 0;
 	char cmd[600];
 	int i, r;
 
 	r = nullb_unload();
 	if (r)
 		return r;
+	if (was)
+		*changed = true;
 	snprintf(cmd, sizeof(cmd), "modprobe null_blk nr_devices=1 %s", params);
+	*changed = true;
 	r = run_cmd(cmd);
 	if (r)
 		return -ENOENT;
@@ -1489,6 +1494,8 @@ static void load_stop(struct load *l)
 	iopa_close(&l->ctx);
 }
 
+#define SWING_LIMITS	65
+
 /* What the monitor saw of one submitter. */
 struct obs {
 	unsigned int n;			/* GET_STATE samples */
@@ -1496,13 +1503,19 @@ struct obs {
 	uint32_t first, last;		/* limit at the first / last sample */
 	uint64_t sum;			/* of the limits sampled, for the mean */
 	uint64_t max_bytes, max_jobs;	/* highest bytes_per_s, jobs_per_s */
-	uint64_t max_bytes_any;		/* bytes_per_s seen at all */
 	uint32_t max_inflight;
 	unsigned int modes;		/* 1 << mode of every sample */
 	unsigned int bad_cycle_ms;	/* cycle_ms not matching the mode */
 	unsigned int bad_policy;	/* policy not the expected one */
 	uint32_t policy;		/* expected policy, 0: not checked */
 	struct iopa_state first_st, st;	/* the first, the last sample */
+	/*
+	 * Throughput of the normal-length cycles seen end, by the limit
+	 * they ran at (up to SWING_LIMITS - 1): how much the device's rate
+	 * moves by itself at a constant limit.
+	 */
+	uint64_t tmin[SWING_LIMITS], tmax[SWING_LIMITS];
+	unsigned int tn[SWING_LIMITS];
 };
 
 static void obs_reset(struct obs *o, uint32_t policy)
@@ -1514,9 +1527,22 @@ static void obs_reset(struct obs *o, uint32_t policy)
 
 static void obs_add(struct obs *o, const struct iopa_state *st)
 {
+	const struct iopa_state *prev = &o->st;
+
 	if (!o->n++) {
 		o->first = st->limit;
 		o->first_st = *st;
+	} else if (st->cycles == prev->cycles + 1 && prev->limit < SWING_LIMITS &&
+		   (prev->mode == IOPA_MODE_NORMAL || prev->mode == IOPA_MODE_PROBE ||
+		    prev->mode == IOPA_MODE_STEADY || prev->mode == IOPA_MODE_FIXED)) {
+		/* one cycle ended since the last sample; it ran at prev->limit */
+		uint64_t t = st->bytes_per_s ? st->bytes_per_s : st->jobs_per_s;
+		uint32_t l = prev->limit;
+
+		if (!o->tn[l]++ || t < o->tmin[l])
+			o->tmin[l] = t;
+		if (t > o->tmax[l])
+			o->tmax[l] = t;
 	}
 	o->st = *st;
 	o->last = st->limit;
@@ -1551,18 +1577,38 @@ static void obs_add(struct obs *o, const struct iopa_state *st)
 	}
 }
 
+/*
+ * The largest max/min ratio, in 1/1000, of the throughput of cycles run
+ * at one limit (limits with at least 3 such cycles); 1000 if none.
+ */
+static unsigned int obs_swing(const struct obs *o)
+{
+	unsigned int l, worst = 1000;
+
+	for (l = 1; l < SWING_LIMITS; l++) {
+		unsigned int r;
+
+		if (o->tn[l] < 3 || !o->tmin[l])
+			continue;
+		r = (unsigned int)(o->tmax[l] * 1000 / o->tmin[l]);
+		if (r > worst)
+			worst = r;
+	}
+	return worst;
+}
+
 #define LOG_OBS(what, o) \
 	TH_LOG("%s: %u samples, limit first %u last %u lo %u hi %u " \
 	       "mean %.2f, max bytes/s %llu jobs/s %llu inflight %u, " \
-	       "modes %#x, cycles %llu..%llu changes %llu..%llu", what, \
-	       (o)->n, (o)->first, (o)->last, (o)->lo, (o)->hi, \
+	       "modes %#x, cycles %llu..%llu changes %llu..%llu, swing %u", \
+	       what, (o)->n, (o)->first, (o)->last, (o)->lo, (o)->hi, \
 	       (o)->n ? (double)(o)->sum / (o)->n : 0.0, \
 	       (unsigned long long)(o)->max_bytes, \
 	       (unsigned long long)(o)->max_jobs, (o)->max_inflight, \
 	       (o)->modes, (unsigned long long)(o)->first_st.cycles, \
 	       (unsigned long long)(o)->st.cycles, \
 	       (unsigned long long)(o)->first_st.changes, \
-	       (unsigned long long)(o)->st.changes)
+	       (unsigned long long)(o)->st.changes, obs_swing(o))
 
 /*
  * Keep the submitters busy and sample their state every 5 ms, until
@@ -1707,8 +1753,7 @@ FIXTURE_TEARDOWN(load)
  */
 #define LOAD_NULLB(params, reads) do { \
 	int __r; \
-	self->nullb_changed = true; \
-	__r = nullb_load(params); \
+	__r = nullb_load(params, &self->nullb_changed); \
 	if (__r) \
 		SKIP(return, "cannot load null_blk " params ": %d", __r); \
 	self->l.file = open(NULLB_DEV, O_RDONLY | O_DIRECT | O_CLOEXEC); \
@@ -1721,7 +1766,7 @@ FIXTURE_TEARDOWN(load)
 	self->l.reads_per_job = (reads); \
 } while (0)
 
-/* Adaptive submitter number @i of the load, with the variant's policy. */
+/* One more adaptive submitter (the default policy: the variant's). */
 static int load_add_sub(struct load *l)
 {
 	int s = iopa_submitter_create(l->ctx, 0);
@@ -1791,24 +1836,25 @@ TEST_F_TIMEOUT(load, rises_on_deep_device, 120)
  *   ended at 5-7 in a third of the runs, with 16 reads in most.
  * - The start is that of a 2-CPU machine whatever the CPUs (init_limit
  *   1, fast_cap 2; iopa's first doubling is unconditional).
- * - hillclimb ended at 1-2 in every run, also with the host overloaded
- *   (two guests on two host CPUs): it judges a trial against the base
- *   measured around it.  Bound: 4, room for the doubling and a probe.
- * - iopa ended at 2-3 in every run on an idle host.  But this null_blk
- *   under TCG switches by itself between ~350 and ~850 reads a second
- *   for a few cycles at a time, whatever the limit (its 1 ms completion
- *   timer; seen in the iopa_cycle trace at a constant limit).  iopa
- *   compares a cycle with the 3 before it, so each switch is a +-1
- *   verdict to it (R 0.45 or 2.5: no threshold filters that), and on a
- *   loaded host it ended at up to 6 (7 once, of 8, with two guests on
- *   two host CPUs).  Bound: 6, below the ceiling (8): it does not run
- *   away, as on the deep device, where it climbs to 7-8.
+ * - hillclimb ended at 1-2 in every run, also on a loaded host: it
+ *   judges a trial against the base measured around it.
+ * - iopa ended at 2-3 in every run on an idle host.  On a loaded host
+ *   (other guests, builds) the guest's timers lag, and this null_blk's
+ *   rate moves by itself between ~350 and ~850 reads a second for a few
+ *   cycles at a time, whatever the limit (seen in the iopa_cycle trace
+ *   at a constant limit).  iopa compares a cycle with the 3 before it,
+ *   so each such move is a +-1 verdict to it (R 0.45 or 2.5: no
+ *   threshold filters that), and it ended anywhere up to the ceiling.
+ *   So iopa is judged only if the rate at a constant limit stayed
+ *   within 50% (obs_swing()); otherwise the test is skipped, saying so.
+ * Bound: 4, room for the doubling and a probe above it; the ceiling is
+ * at least 8.
  */
 TEST_F_TIMEOUT(load, stays_low_on_throttled_device, 120)
 {
 	/* 1000 IOPS x 4 KiB, and a margin for jobs that straddle a cycle */
 	const uint64_t device_max = 1000ULL * BLOCK * 5 / 4;
-	uint32_t bound = variant->policy == IOPA_POLICY_IOPA ? 6 : 4;
+	unsigned int swing;
 	struct obs o;
 
 	ASSERT_EQ(0, iopa_sysfs_write("init_limit", 1));
@@ -1825,10 +1871,17 @@ TEST_F_TIMEOUT(load, stays_low_on_throttled_device, 120)
 	EXPECT_LT(0ULL, (unsigned long long)o.max_bytes);
 	EXPECT_GE(device_max, o.max_bytes)
 		TH_LOG("more bytes/s charged than the device can read");
-	EXPECT_GE(bound, o.last) TH_LOG("ended at %u", o.last);
-	EXPECT_GT(self->max_limit, o.last);
 	EXPECT_LE(1U, o.lo);
 	EXPECT_EQ(0U, o.bad_cycle_ms);
+
+	swing = obs_swing(&o);
+	if (variant->policy == IOPA_POLICY_IOPA && swing > 1500 &&
+	    _metadata->exit_code == KSFT_PASS)
+		SKIP(return, "the device's rate moved %u.%03ux at a constant limit "
+		     "(host load?): too noisy to judge iopa, which ended at %u",
+		     swing / 1000, swing % 1000, o.last);
+	EXPECT_GE(4U, o.last) TH_LOG("ended at %u", o.last);
+	EXPECT_GT(self->max_limit, o.hi);
 }
 
 /* (c) SET_ADAPT bounds under load: every limit seen within them. */
