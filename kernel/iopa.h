@@ -226,8 +226,10 @@ struct iopa_worker {
  * @state: L: enum iopa_job_state
  * @io_task: L: the worker thread that fetched the job while RUNNING
  * @io_mark: L: @io_task's block I/O bytes when it fetched the job
- * @ucmd: I: the io_uring SUBMIT command whose CQE reports the job's end,
- *	or NULL for a job submitted by ioctl
+ * @ucmd: L: the io_uring SUBMIT command whose CQE reports the job's end,
+ *	or NULL for a job submitted by ioctl or whose command was cancelled
+ * @orphan: L: its io_uring command was cancelled: the job's end is
+ *	reported nowhere
  */
 struct iopa_kjob {
 	struct list_head	node;
@@ -245,6 +247,7 @@ struct iopa_kjob {
 	const struct task_struct *io_task;
 	u64			io_mark;
 	struct io_uring_cmd	*ucmd;
+	bool			orphan;
 };
 
 /**

@@ -285,7 +285,7 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 	job->res = res;
 	job->cqe_flags |= cqe_flags;
 	iopa_stat_add(sub, stat, 1);
-	if (sub->closed || job->ucmd) {
+	if (sub->closed || job->ucmd || job->orphan) {
 		/* An io_uring job's completion is its command's CQE. */
 		iopa_job_set_state(job, IOPA_JOB_GONE);
 		list_move_tail(&job->node, gc);

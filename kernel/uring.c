@@ -218,20 +218,35 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 	return -EIOCBQUEUED;
 }
 
-/* Cancel a SUBMIT: its job, if still pending, ends with -ECANCELED. */
+/*
+ * Cancel a SUBMIT (its ring or task is going away): the command is
+ * detached from its job and completes now with -ECANCELED.  A pending
+ * job is cancelled; a running one runs on, its result going nowhere.
+ * A job still being queued (NEW) is left for io_uring's next try.
+ */
 static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
-				     struct io_uring_cmd *cmd)
+				     struct io_uring_cmd *cmd,
+				     unsigned int issue_flags)
 {
 	struct iopa_ctx *ctx = sub->ctx;
+	bool detached = false;
 	struct iopa_kjob *job;
 	LIST_HEAD(gc);
 
 	spin_lock(&ctx->lock);
 	job = iopa_pdu(cmd)->job;
-	if (job && job->state == IOPA_JOB_PENDING)
-		iopa_job_cancel_locked(job, &gc);
+	if (job && job->state != IOPA_JOB_NEW) {
+		iopa_pdu(cmd)->job = NULL;
+		job->ucmd = NULL;
+		job->orphan = true;
+		if (job->state == IOPA_JOB_PENDING)
+			iopa_job_cancel_locked(job, &gc);
+		detached = true;
+	}
 	spin_unlock(&ctx->lock);
 	iopa_job_free_list(&gc);
+	if (detached)
+		io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
 }
 
 /* ---- FETCH ------------------------------------------------------------ */
@@ -268,8 +283,8 @@ static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
 					    uf->uwork);
 	fput(uf->file);
 out_done:
-	iopa_ufetch_free(uf);
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	iopa_ufetch_free(uf);
 }
 
 /**
@@ -349,8 +364,9 @@ static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 		iopa_job_free_list(&gc);
 		ret = iopa_worker_hand_over(w, &uf->work, uf->file, uf->uwork);
 		fput(uf->file);
-		kfree(uf);
+		/* Done (off the cancelable list) before pdu->uf goes. */
 		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		kfree(uf);
 		return -EIOCBQUEUED;
 	}
 	uf->parked = true;
@@ -369,8 +385,8 @@ out_done:
 		iopa_kick_workers(ctx, 1);
 	spin_unlock(&ctx->lock);
 	iopa_job_free_list(&gc);
-	kfree(uf);
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	kfree(uf);
 	return -EIOCBQUEUED;
 }
 
@@ -393,8 +409,8 @@ static void iopa_uring_fetch_cancel(struct iopa_worker *w,
 	spin_unlock(&ctx->lock);
 	if (!parked)
 		return;		/* being handed a job: its CQE is on the way */
-	iopa_ufetch_free(uf);
 	io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+	iopa_ufetch_free(uf);
 }
 
 /**
@@ -425,7 +441,7 @@ int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -ENOTTY;
 	}
 	if (iopa_uring_is_cancel(issue_flags)) {
-		iopa_uring_submit_cancel(file->private_data, cmd);
+		iopa_uring_submit_cancel(file->private_data, cmd, issue_flags);
 		return 0;
 	}
 	if (cmd->cmd_op == IOPA_URING_CMD_SUBMIT)
@@ -434,6 +450,13 @@ int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 }
 
 #ifndef IOPA_HAVE_URING_CANCEL
+/* The task will never reap its commands' CQEs: exiting, exec, killed. */
+static bool iopa_uring_task_gone(struct task_struct *t)
+{
+	return (t->flags & PF_EXITING) || t->in_execve ||
+	       fatal_signal_pending(t);
+}
+
 /*
  * Without cancelable commands: complete the commands of exiting tasks
  * (parked fetches; submits whose job is still pending), or the task's
@@ -453,7 +476,7 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 	list_for_each_entry(ctx, &iopa_ctx_list, node) {
 		spin_lock(&ctx->lock);
 		list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
-			if (!(uf->task->flags & PF_EXITING) &&
+			if (!iopa_uring_task_gone(uf->task) &&
 			    !iopa_uring_ring_dying(uf->cmd)) {
 				again = true;
 				continue;
@@ -469,7 +492,7 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 				if (!job->ucmd)
 					continue;
 				t = iopa_pdu(job->ucmd)->task;
-				if ((t && (t->flags & PF_EXITING)) ||
+				if ((t && iopa_uring_task_gone(t)) ||
 				    iopa_uring_ring_dying(job->ucmd))
 					iopa_job_cancel_locked(job, &gc);
 				else
@@ -485,7 +508,8 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 		struct io_uring_cmd *cmd = uf->cmd;
 
 		iopa_ufetch_free(uf);
-		io_uring_cmd_done(cmd, -ECANCELED, 0, 0);
+		/* Not under uring_lock: say so, as ublk did before 6.7. */
+		io_uring_cmd_done(cmd, -ECANCELED, 0, IO_URING_F_UNLOCKED);
 	}
 	if (again)
 		iopa_uring_monitor_arm();
