@@ -473,6 +473,7 @@ static void iopa_state_fill(struct iopa_submitter *sub, struct iopa_state *st,
 	st->bytes_per_s = sub->bytes_per_s;
 	st->jobs_per_s = sub->jobs_per_s;
 	st->nr_devs = sub->nr_devs;
+	st->order = sub->order;
 	for (i = 0; i < sub->nr_devs; i++)
 		st->devs[i] = sub->devs[i];
 }

@@ -35,6 +35,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
@@ -166,6 +167,10 @@ struct iopa_adapt_cycle {
  * @r_permille: L: the controller's last ratio
  * @nr_devs: L: entries used in @devs
  * @devs: L: devices of the jobs' files, first seen first
+ * @order: L (written), A (read at submission): IOPA_ORDER_*
+ * @sorted: L: in IOPA_ORDER_SORTED, the PENDING jobs by (location, id)
+ * @sweep_pos: L: location of the job the sweep dispatched last
+ * @sweep_down: L: the sweep is going down
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;
@@ -192,6 +197,10 @@ struct iopa_submitter {
 	u32			r_permille;
 	u32			nr_devs;
 	dev_t			devs[IOPA_STATE_MAX_DEVS];
+	u32			order;
+	struct rb_root		sorted;
+	u64			sweep_pos;
+	bool			sweep_down;
 };
 
 /**
@@ -230,6 +239,9 @@ struct iopa_worker {
  *	or NULL for a job submitted by ioctl or whose command was cancelled
  * @orphan: L: its io_uring command was cancelled: the job's end is
  *	reported nowhere
+ * @sort_node: L: on @sub->sorted while PENDING in IOPA_ORDER_SORTED,
+ *	else cleared
+ * @location: I: physical block of @offset, 0 if unknown or FIFO
  */
 struct iopa_kjob {
 	struct list_head	node;
@@ -248,6 +260,8 @@ struct iopa_kjob {
 	u64			io_mark;
 	struct io_uring_cmd	*ucmd;
 	bool			orphan;
+	struct rb_node		sort_node;
+	u64			location;
 };
 
 /**
@@ -360,6 +374,13 @@ void iopa_default_policy_set(enum iopa_ctl_policy pol);
 void iopa_params_init(void);
 void iopa_debugfs_init(void);
 void iopa_debugfs_exit(void);
+
+/* order.c */
+u64 iopa_order_locate(struct file *file, u64 offset);
+void iopa_order_pending(struct iopa_kjob *job);
+void iopa_order_leave(struct iopa_kjob *job);
+struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub);
+long iopa_sub_set_order(struct iopa_submitter *sub, void __user *argp);
 
 /* uring.c */
 int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);

@@ -58,6 +58,8 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 	struct iopa_submitter *sub = job->sub;
 
 	lockdep_assert_held(&sub->ctx->lock);
+	if (job->state == IOPA_JOB_PENDING)
+		iopa_order_leave(job);
 	if (job->state < IOPA_JOB_NR_COUNTED) {
 		sub->nr[job->state]--;
 		sub->ctx->nr[job->state]--;
@@ -69,6 +71,8 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 		atomic_long_inc(&iopa_totals.nr[to]);
 	}
 	job->state = to;
+	if (to == IOPA_JOB_PENDING)
+		iopa_order_pending(job);
 }
 
 /* ---- lifetimes -------------------------------------------------------- */
@@ -222,7 +226,8 @@ void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
  * iopa_dispatch() - hand the next job to @w
  * @w: the worker
  *
- * Round-robin over the context's runnable submitters, FIFO within each.
+ * Round-robin over the context's runnable submitters; within each, FIFO
+ * or the sweep of IOPA_ORDER_SORTED (order.c).
  *
  * Context: ctx->lock held.
  * Return: the job, now RUNNING and held by @w, or NULL.
@@ -238,7 +243,7 @@ struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 				       rr_node);
 	if (!sub)
 		return NULL;
-	job = list_first_entry(&sub->pending, struct iopa_kjob, node);
+	job = iopa_order_next(sub);
 	iopa_job_set_state(job, IOPA_JOB_RUNNING);
 	list_move_tail(&job->node, &w->held);
 	job->worker = w;
@@ -428,6 +433,9 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 	job->offset = desc->offset;
 	job->len = desc->len;
 	job->flags = desc->flags;
+	RB_CLEAR_NODE(&job->sort_node);
+	if (READ_ONCE(sub->order) == IOPA_ORDER_SORTED)
+		job->location = iopa_order_locate(file, desc->offset);
 	job->state = IOPA_JOB_NEW;
 	*jobp = job;
 	return 0;
@@ -666,7 +674,8 @@ static long iopa_get_features(void __user *argp)
 	struct iopa_features f = {
 		.abi_version = IOPA_ABI_VERSION,
 		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL |
-			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD,
+			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
+			    IOPA_FEAT_ORDER,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
@@ -691,6 +700,8 @@ static long iopa_sub_ioctl(struct file *file, unsigned int cmd,
 		return iopa_sub_reap(sub, argp);
 	case IOPA_IOC_CANCEL:
 		return iopa_sub_cancel(sub, argp);
+	case IOPA_IOC_SET_ORDER:
+		return iopa_sub_set_order(sub, argp);
 	case IOPA_IOC_GET_STATS:
 		spin_lock(&sub->ctx->lock);
 		iopa_stats_fill(&st, sub->stat, sub->nr);
@@ -729,8 +740,12 @@ static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
 	struct iopa_kjob *job;
 
 	lockdep_assert_held(&sub->ctx->lock);
-	list_for_each_entry(job, list, node)
+	list_for_each_entry(job, list, node) {
 		job->state = IOPA_JOB_GONE;
+		RB_CLEAR_NODE(&job->sort_node);
+	}
+	if (state == IOPA_JOB_PENDING)
+		sub->sorted = RB_ROOT;
 	list_splice_tail_init(list, gc);
 	sub->nr[state] = 0;
 	sub->ctx->nr[state] -= n;
@@ -795,6 +810,7 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 		return -ENOMEM;
 	kref_init(&sub->ref);
 	INIT_LIST_HEAD(&sub->pending);
+	sub->sorted = RB_ROOT;
 	INIT_LIST_HEAD(&sub->done);
 	INIT_LIST_HEAD(&sub->rr_node);
 	init_waitqueue_head(&sub->wq);

@@ -106,6 +106,15 @@ IOPA_EXPORT int iopa_set_limit(int sub_fd, unsigned int limit)
 	return iopa_ioctl(sub_fd, IOPA_IOC_SET_LIMIT, &l);
 }
 
+IOPA_EXPORT int iopa_set_order(int sub_fd, unsigned int order)
+{
+	struct iopa_order o;
+
+	memset(&o, 0, sizeof(o));
+	o.order = order;
+	return iopa_ioctl(sub_fd, IOPA_IOC_SET_ORDER, &o);
+}
+
 IOPA_EXPORT int iopa_get_limit(int sub_fd, unsigned int *flags)
 {
 	struct iopa_limit l;

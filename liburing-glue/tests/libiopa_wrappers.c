@@ -177,6 +177,24 @@ TEST_F(w, cancel)
 	EXPECT_EQ(-ENOTTY, iopa_cancel(self->wrk, 7, 0));
 }
 
+TEST_F(w, order)
+{
+	struct iopa_state state;
+
+	if (!(self->feat.features & IOPA_FEAT_ORDER))
+		SKIP(return, "no IOPA_FEAT_ORDER");
+	EXPECT_EQ(0, iopa_set_order(self->sub, IOPA_ORDER_SORTED));
+	memset(&state, 0xa5, sizeof(state));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+	EXPECT_EQ((unsigned int)IOPA_ORDER_SORTED, state.order);
+	EXPECT_EQ(-EINVAL, iopa_set_order(self->sub, IOPA_ORDER_MAX + 1));
+	EXPECT_EQ(-ENOTTY, iopa_set_order(self->wrk, IOPA_ORDER_FIFO));
+	EXPECT_EQ(-EBADF, iopa_set_order(-1, IOPA_ORDER_FIFO));
+	EXPECT_EQ(0, iopa_set_order(self->sub, IOPA_ORDER_FIFO));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+	EXPECT_EQ((unsigned int)IOPA_ORDER_FIFO, state.order);
+}
+
 TEST_F(w, limits)
 {
 	unsigned int flags = 0x55;

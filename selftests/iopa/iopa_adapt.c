@@ -218,35 +218,6 @@ static void nullb_snapshot_take(struct nullb_snapshot *s)
 	}
 }
 
-/* Run a command without a shell; returns its exit status or -errno. */
-static int run_cmd(const char *cmdline)
-{
-	char buf[512], *argv[32], *save = NULL, *tok;
-	int argc = 0, status, devnull;
-	pid_t pid;
-
-	snprintf(buf, sizeof(buf), "%s", cmdline);
-	for (tok = strtok_r(buf, " ", &save); tok && argc < 31;
-	     tok = strtok_r(NULL, " ", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0) {
-			dup2(devnull, 1);
-			dup2(devnull, 2);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -errno;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -ECHILD;
-}
-
 /* Unload null_blk; retried while something still holds a device. */
 static int nullb_unload(void)
 {
@@ -255,7 +226,7 @@ static int nullb_unload(void)
 	for (i = 0; i < 50; i++) {
 		if (access(NULLB_MOD, F_OK))
 			return 0;
-		r = run_cmd("modprobe -r null_blk");
+		r = iopa_run_cmd("modprobe -r null_blk");
 		if (r == 127)
 			return -ENOENT;
 		if (access(NULLB_MOD, F_OK))
@@ -283,7 +254,7 @@ static int nullb_load(const char *params, bool *changed)
 		*changed = true;
 	snprintf(cmd, sizeof(cmd), "modprobe null_blk nr_devices=1 %s", params);
 	*changed = true;
-	r = run_cmd(cmd);
+	r = iopa_run_cmd(cmd);
 	if (r)
 		return -ENOENT;
 	for (i = 0; i < 200; i++) {
@@ -306,7 +277,7 @@ static int nullb_restore(const struct nullb_snapshot *s)
 	if (r || !s->loaded)
 		return r;
 	snprintf(cmd, sizeof(cmd), "modprobe null_blk %s", s->params);
-	return run_cmd(cmd) ? -EIO : 0;
+	return iopa_run_cmd(cmd) ? -EIO : 0;
 }
 
 /*
@@ -548,7 +519,7 @@ TEST_F(aabi, create_adaptive)
 	/* nothing of the 0xa5 filler survives in unused fields */
 	for (i = 0; i < IOPA_STATE_MAX_DEVS; i++)
 		EXPECT_EQ(0U, st.devs[i]);
-	EXPECT_EQ(0U, st.reserved0);
+	EXPECT_EQ((__u32)IOPA_ORDER_FIFO, st.order);
 	for (i = 0; i < IOPA_ARRAY_SIZE(st.reserved); i++)
 		EXPECT_EQ(0ULL, st.reserved[i]);
 }

@@ -341,6 +341,38 @@ static inline int iopa_job_file(char *path, int oflags)
 	return iopa_err(open(path, oflags | O_CLOEXEC));
 }
 
+/*
+ * Run a command without a shell, its output discarded; returns its exit
+ * status (127: not found) or -errno.
+ */
+static inline int iopa_run_cmd(const char *cmdline)
+{
+	char buf[1024], *argv[32], *save = NULL, *tok;
+	int argc = 0, status, devnull;
+	pid_t pid;
+
+	snprintf(buf, sizeof(buf), "%s", cmdline);
+	for (tok = strtok_r(buf, " ", &save); tok && argc < 31;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -ECHILD;
+}
+
 static inline int64_t iopa_now_ns(void)
 {
 	struct timespec ts;

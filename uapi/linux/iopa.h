@@ -53,6 +53,8 @@
 #define IOPA_FEAT_ADAPTIVE	_BITULL(2)
 /* IORING_OP_URING_CMD: IOPA_URING_CMD_SUBMIT, _FETCH, _COMMIT_AND_FETCH. */
 #define IOPA_FEAT_URING_CMD	_BITULL(3)
+/* Dispatch order: IOPA_IOC_SET_ORDER, struct iopa_state.order. */
+#define IOPA_FEAT_ORDER		_BITULL(4)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -273,6 +275,35 @@ struct iopa_adapt {
 	__u64	reserved[2];
 };
 
+/* Dispatch orders (struct iopa_order.order, struct iopa_state.order). */
+/* Submission order, a requeued job first (the default). */
+#define IOPA_ORDER_FIFO		0
+/*
+ * On-disk order, for rotational devices: jobs are keyed by the physical
+ * block of their range's first byte (bmap() of a regular file, the offset
+ * of a block device) and dispatched sweeping up, then down, like an
+ * elevator.
+ */
+#define IOPA_ORDER_SORTED	1
+#define IOPA_ORDER_MAX		IOPA_ORDER_SORTED
+
+/**
+ * struct iopa_order - argument of IOPA_IOC_SET_ORDER
+ * @order: IOPA_ORDER_*
+ * @flags: zero (no flags are defined yet)
+ * @reserved: zero
+ *
+ * Jobs submitted while a submitter is in IOPA_ORDER_SORTED are located at
+ * submission (which may write back the file's dirty pages first, as
+ * FIBMAP does); jobs submitted before, and jobs whose file has no
+ * physical location (no ->bmap, a hole, inline data), sort as block 0.
+ */
+struct iopa_order {
+	__u32	order;
+	__u32	flags;
+	__u64	reserved[2];
+};
+
 /* Most block devices reported per submitter in struct iopa_state. */
 #define IOPA_STATE_MAX_DEVS	4
 
@@ -298,7 +329,7 @@ struct iopa_adapt {
  * @jobs_per_s: the submitter's jobs completed in the last cycle, per
  *	second
  * @nr_devs: entries used in @devs
- * @reserved0: zero
+ * @order: IOPA_ORDER_* (zero, FIFO, from modules without IOPA_FEAT_ORDER)
  * @devs: devices of the files of the submitter's jobs, as
  *	(major << 20 | minor), first seen first
  * @reserved: zero
@@ -319,7 +350,7 @@ struct iopa_state {
 	__u64	bytes_per_s;
 	__u64	jobs_per_s;
 	__u32	nr_devs;
-	__u32	reserved0;
+	__u32	order;
 	__u32	devs[IOPA_STATE_MAX_DEVS];
 	__u64	reserved[4];
 };
@@ -480,6 +511,7 @@ struct iopa_uring_fetch {
 #define IOPA_IOC_GET_LIMIT	_IOR(IOPA_IOC_MAGIC, 0x14, struct iopa_limit)
 #define IOPA_IOC_SET_ADAPT	_IOW(IOPA_IOC_MAGIC, 0x15, struct iopa_adapt)
 #define IOPA_IOC_GET_STATE	_IOR(IOPA_IOC_MAGIC, 0x16, struct iopa_state)
+#define IOPA_IOC_SET_ORDER	_IOW(IOPA_IOC_MAGIC, 0x17, struct iopa_order)
 
 /* Worker fd. */
 #define IOPA_IOC_FETCH		_IOWR(IOPA_IOC_MAGIC, 0x20, struct iopa_fetch)
