@@ -24,7 +24,7 @@ GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
 	ioctl-number userspace-build libiopa-host guest-selftests guest-selftests-6.1
-	guest-libiopa guest-libiopa-6.1"
+	guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
 if [ "${1:-}" = --list ]; then
 	echo $ALL
@@ -100,6 +100,22 @@ run_guest_libiopa() {	# SERIES CHECK-NAME
 		--result "$LOGDIR/$2.result"
 }
 check_guest_libiopa() { run_guest_libiopa 6.12 guest-libiopa; }
+
+# The HDD model of the benchmarks (tools/hdd-model), built with W=1 against
+# 6.12, behaves like a 7200 rpm disk under fio (fio-check.sh's TAP).
+check_guest_hdd_model() {
+	local out=$LOGDIR/guest-hdd-model.build.log
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/hdd-model" \
+		>"$out" 2>&1 || { cat "$out"; return 1; }
+	if grep -i 'warning:' "$out"; then
+		echo "W=1 build of iopa_hdd has warnings (above)"
+		return 1
+	fi
+	"$GUEST/run-guest.sh" --series 6.12 --timeout "$GUEST_TIMEOUT" \
+		--log "$LOGDIR/guest-hdd-model.console.log" \
+		--result "$LOGDIR/guest-hdd-model.result" \
+		"$TOP/tools/hdd-model/fio-check.sh" "$TOP/tools/hdd-model/iopa_hdd.ko"
+}
 check_guest_libiopa_6_1() { run_guest_libiopa 6.1 guest-libiopa-6.1; }
 
 # W=1 build against the Debian headers, zero warnings.
@@ -277,6 +293,7 @@ for c in $CHECKS; do
 		tapfail=0
 		case "$c" in
 		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring iopa-sum-check rmmod" ;;
+		guest-hdd-model) steps="hdd-model" ;;
 		*) steps="" ;;
 		esac
 		while IFS=$'\t' read -r name p f s note; do

@@ -51,7 +51,7 @@ shift
 [ -n "$OUT" ] || { echo "mkinitramfs: --out FILE is required" >&2; exit 2; }
 [ -f "$SCRIPT" ] || { echo "mkinitramfs: no script $SCRIPT" >&2; exit 2; }
 
-GUEST_MODULES=${GUEST_MODULES:-"virtio_pci virtio_blk null_blk loop brd
+GUEST_MODULES=${GUEST_MODULES:-"virtio_pci virtio_blk null_blk loop brd mq-deadline bfq
 	scsi_debug dm_delay dm_flakey ublk_drv"}
 GUEST_MODULES="$GUEST_MODULES ${GUEST_EXTRA_MODULES:-}"
 GUEST_BINS=${GUEST_BINS:-"/usr/bin/fio /usr/sbin/mke2fs"}
