@@ -63,4 +63,22 @@ unload() {
 }
 step rmmod "rmmod iopa" unload
 
+# With kmemleak (the debug kernel of `make check-debug`): after the unload
+# nothing the module allocated may be left unreferenced.
+if [ -d /sys/kernel/debug ] && [ ! -e /sys/kernel/debug/kmemleak ]; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+fi
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	kmemleak_scan() {
+		echo scan >/sys/kernel/debug/kmemleak || return 1
+		sleep 6		# only objects older than 5 s are reported
+		echo scan >/sys/kernel/debug/kmemleak || return 1
+		n=$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak)
+		head -80 /sys/kernel/debug/kmemleak
+		echo "# kmemleak: $n unreferenced objects"
+		[ "$n" = 0 ]
+	}
+	step kmemleak "kmemleak scan after unload: nothing leaked" kmemleak_scan
+fi
+
 exit $fail

@@ -26,15 +26,19 @@ ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi
 	ioctl-number userspace-build libiopa-host guest-selftests guest-selftests-6.1
 	guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
+# Not in the default set: `make check-debug` (the kernel with KASAN,
+# lockdep, kmemleak...: tools/guest/build-debug-kernel.sh).
+DEBUG_CHECKS="kbuild-debug guest-selftests-debug"
+
 if [ "${1:-}" = --list ]; then
 	echo $ALL
 	exit 0
 fi
 CHECKS=${*:-$ALL}
 for c in $CHECKS; do
-	case " $(echo $ALL) " in
+	case " $(echo $ALL $DEBUG_CHECKS) " in
 	*" $c "*) ;;
-	*) echo "run-checks: unknown check '$c' (have: $(echo $ALL))" >&2; exit 2 ;;
+	*) echo "run-checks: unknown check '$c' (have: $(echo $ALL $DEBUG_CHECKS))" >&2; exit 2 ;;
 	esac
 done
 
@@ -128,6 +132,7 @@ check_kbuild() {
 }
 check_kbuild_6_12() { check_kbuild 6.12; }
 check_kbuild_6_1() { check_kbuild 6.1; }
+check_kbuild_debug() { check_kbuild debug; }
 
 check_checkpatch() {
 	local f out bad=0 t
@@ -196,11 +201,16 @@ check_guest() {	# SERIES CHECK-NAME
 	fi
 	ko=$("$GUEST/build-module.sh" "$1") || return 1
 	IOPA_EXCLUDE=$stale "$GUEST/run-guest.sh" --series "$1" --ko "$ko" \
+		${GUEST_MEM:+--mem "$GUEST_MEM"} \
 		--timeout "$GUEST_TIMEOUT" --log "$LOGDIR/$2.console.log" \
 		--result "$LOGDIR/$2.result" "$TOP/tools/check/guest-selftests.sh"
 }
 check_guest_selftests() { check_guest 6.12 guest-selftests; }
 check_guest_selftests_6_1() { check_guest 6.1 guest-selftests-6.1; }
+# KASAN needs memory: shadow (1/8) and redzones.
+check_guest_selftests_debug() {
+	GUEST_MEM=${GUEST_MEM:-2048} check_guest debug guest-selftests-debug
+}
 
 # --- reporting ---------------------------------------------------------------
 
@@ -294,6 +304,8 @@ for c in $CHECKS; do
 		case "$c" in
 		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring iopa-sum-check rmmod" ;;
 		guest-hdd-model) steps="hdd-model" ;;
+		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
+			tr '\n' ' ')rmmod kmemleak" ;;
 		*) steps="" ;;
 		esac
 		while IFS=$'\t' read -r name p f s note; do
@@ -332,4 +344,17 @@ done
 echo "1..$n"
 echo "# total time $(( $(date +%s) - t_all ))s; logs in build/check/"
 echo "$passed passed, $failed failed"
+# `make check-debug`: the issue's one-line verdict, after the count.
+case " $CHECKS " in
+*" guest-selftests-debug "*)
+	PROBLEMS=0
+	# shellcheck disable=SC1091
+	[ ! -f "$LOGDIR/guest-selftests-debug.result" ] ||
+		. "$LOGDIR/guest-selftests-debug.result"
+	leaks=$(sed -n 's/^# kmemleak: \([0-9]*\) unreferenced.*/\1/p' \
+		"$LOGDIR/guest-selftests-debug.console.log" 2>/dev/null | tail -1)
+	echo "hardening check-debug result=$([ "$failed" = 0 ] && echo pass ||
+		echo fail) count=$passed reports=$((PROBLEMS + ${leaks:-0}))"
+	;;
+esac
 [ "$failed" = 0 ]

@@ -6,7 +6,7 @@
 # uapi/ are copied (same relative layout: kernel/Kbuild uses
 # -I$(src)/../uapi) to build/kbuild/<SERIES>/ and built there with W=1.
 #
-#   tools/guest/build-module.sh SERIES        SERIES: 6.12 | 6.1
+#   tools/guest/build-module.sh SERIES        SERIES: 6.12 | 6.1 | debug
 #
 # Prints the path of the .ko on stdout; the build output goes to stderr and
 # to build/kbuild/<SERIES>/build.log.  Exit status is make's.  Unchanged
@@ -14,7 +14,7 @@
 # shown again.
 set -eu
 
-SERIES=${1:?usage: build-module.sh 6.12|6.1}
+SERIES=${1:?usage: build-module.sh 6.12|6.1|debug}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${IOPA_CACHE:-$TOP/.cache}
 OUT=$TOP/build/kbuild/$SERIES

@@ -4,7 +4,7 @@
 # Fetch the newest Debian cloud kernel of a series (image + headers) into the
 # repository's cache, without installing anything on the host.
 #
-#   tools/guest/fetch-kernel.sh [--print-kdir] SERIES       SERIES: 6.12 | 6.1
+#   tools/guest/fetch-kernel.sh [--print-kdir] SERIES       SERIES: 6.12 | 6.1 | debug
 #
 # Result: .cache/kernel/<KVER>/root/ holds the dpkg -x of the image, the
 # headers, their -common package and linux-kbuild, so the headers' relative
@@ -22,7 +22,7 @@ if [ "${1:-}" = --print-kdir ]; then
 	print_kdir=1
 	shift
 fi
-SERIES=${1:?usage: fetch-kernel.sh [--print-kdir] 6.12|6.1}
+SERIES=${1:?usage: fetch-kernel.sh [--print-kdir] 6.12|6.1|debug}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${IOPA_CACHE:-$TOP/.cache}/kernel
 ENVF=$CACHE/$SERIES.env
@@ -30,9 +30,15 @@ ENVF=$CACHE/$SERIES.env
 log() { echo "fetch-kernel: $*" >&2; }
 
 case "$SERIES" in
+debug)
+	# Not fetched: built from linux-source-6.12 with the bug detectors on.
+	"$TOP/tools/guest/build-debug-kernel.sh" >&2
+	# shellcheck disable=SC1090
+	[ $print_kdir = 0 ] || { . "$ENVF"; echo "$KDIR"; }
+	exit 0 ;;
 6.12) name_re='^linux-headers-(6\.12\.[0-9]+\+deb12-cloud-amd64)$' ;;
 6.1) name_re='^linux-headers-(6\.1\.0-[0-9]+-cloud-amd64)$' ;;
-*) log "unknown series '$SERIES' (want 6.12 or 6.1)"; exit 2 ;;
+*) log "unknown series '$SERIES' (want 6.12, 6.1 or debug)"; exit 2 ;;
 esac
 
 # Newest KVER of the series for which the headers and the unsigned image
