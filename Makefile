@@ -9,7 +9,15 @@
 #   make install         module (modules_install) + uapi header + libiopa + iopa-sum
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
-#   make bench           benchmarks in a QEMU guest (figures printed, not asserted)
+#   make bench           benchmarks in QEMU guests (figures printed, not asserted):
+#                        dispatch rate; files on the SSD and HDD models, fixed
+#                        against adaptive limits -> bench/results/, bench/README.md
+#   make bench-quick     the file benchmark on 100 KB files, one run per mode
+#                        (< 10 min) -> build/bench-quick/
+#   make check-debug     the selftests on a 6.12 kernel built with KASAN, lockdep,
+#                        kmemleak... (Documentation/iopa-hardening.rst)
+#   make fuzz            tools/fuzz/iopa-fuzz, 1,000,000 calls, on that kernel
+#   make stress          tools/stress/iopa-stress, 1,000,000 jobs, on that kernel
 #   make sim             the limit controller against synthetic devices (host)
 #   make sim-test        the controller's unit tests (host)
 #   make clean           build outputs; `make distclean` also drops .cache/
@@ -47,7 +55,9 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(GUEST)/fetch-kernel.sh --print-kdir 6.12))$(if \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
-.PHONY: all module tools selftests install check demo bench sim sim-test clean distclean deps ksft
+.PHONY: all module tools selftests install check demo bench bench-dispatch \
+	bench-files bench-quick check-debug fuzz stress sim sim-test clean \
+	distclean deps ksft
 
 all: module tools selftests
 
@@ -65,6 +75,9 @@ tools: deps
 	fi
 	$(MAKE) -C $(TOP)/liburing-glue
 	$(MAKE) -C $(TOP)/tools/iopa-sum
+	$(MAKE) -C $(TOP)/tools/bench
+	$(MAKE) -C $(TOP)/tools/fuzz
+	$(MAKE) -C $(TOP)/tools/stress
 
 # The kselftest harness: fetched when the default KSFT_INC is used.
 ksft:
@@ -105,14 +118,70 @@ demo: tools
 		--timeout $${DEMO_TIMEOUT:-1800} $(TOP)/tools/iopa-demo/demo.sh
 
 # Figures are printed, not asserted: compare the ratios of one run.
+# `make bench`: the dispatch bench, then the file benchmark (issue 5) in
+# two more guests, ssd then hdd (tools/bench/files-bench.sh, about 35 min
+# on 2 cores); tools/bench/report.py turns the consoles (build/bench/*.log)
+# into bench/results/ (CSV, PNG) and bench/README.md and prints the
+# "bench cell" and "bench order" lines.  BENCH_* variables are passed to
+# the guest script (see its header); BENCH_NOTE="..." is a remark for the
+# README (e.g. what else loaded the machine).
+BENCH_LOGS := $(TOP)/build/bench
+QUICK_LOGS := $(TOP)/build/bench-quick
+PYTHON3 ?= /usr/bin/python3
+
+# One guest at a time, also under make -j: the runs measure time.
 bench:
+	$(MAKE) -C $(TOP) bench-dispatch
+	$(MAKE) -C $(TOP) bench-files
+
+bench-dispatch:
 	$(GUEST)/deps.sh build guest
 	$(MAKE) -C $(TOP)/tools/bench
+	mkdir -p $(BENCH_LOGS)
 	ko=$$($(GUEST)/build-module.sh 6.12) && \
 	$(GUEST)/run-guest.sh --series 6.12 --ko "$$ko" \
-		--timeout $${BENCH_TIMEOUT:-1800} $(TOP)/tools/bench/bench.sh \
+		--timeout $${BENCH_TIMEOUT:-1800} --log $(BENCH_LOGS)/dispatch.log \
+		$(TOP)/tools/bench/bench.sh \
 		$(TOP)/tools/bench/iopa-bench-dispatch | \
 		grep -E '^(bench |# dispatch|# [0-9]+ empty|run-guest: (PASS|FAIL))'
+
+bench-files:
+	$(GUEST)/deps.sh build guest bench
+	$(MAKE) -C $(TOP)/tools/bench
+	$(MAKE) -C $(TOP)/tools/hdd-model
+	mkdir -p $(BENCH_LOGS)
+	$(TOP)/tools/bench/run-files-bench.sh ssd full $(BENCH_LOGS)/ssd.log
+	$(TOP)/tools/bench/run-files-bench.sh hdd full $(BENCH_LOGS)/hdd.log
+	$(PYTHON3) $(TOP)/tools/bench/report.py --out $(TOP)/bench/results \
+		--readme $(TOP)/bench/README.md \
+		$(if $(BENCH_NOTE),--note "$(BENCH_NOTE)") \
+		$(if $(wildcard $(BENCH_LOGS)/dispatch.log),--dispatch-log $(BENCH_LOGS)/dispatch.log) \
+		$(BENCH_LOGS)/ssd.log $(BENCH_LOGS)/hdd.log
+
+# One file size (BENCH_QUICK_SIZE, default 100k) per device, one run per
+# mode: under 10 minutes; writes build/bench-quick/ only.
+bench-quick:
+	$(GUEST)/deps.sh build guest bench
+	$(MAKE) -C $(TOP)/tools/bench
+	$(MAKE) -C $(TOP)/tools/hdd-model
+	mkdir -p $(QUICK_LOGS)
+	$(TOP)/tools/bench/run-files-bench.sh ssd quick $(QUICK_LOGS)/ssd.log
+	$(TOP)/tools/bench/run-files-bench.sh hdd quick $(QUICK_LOGS)/hdd.log
+	$(PYTHON3) $(TOP)/tools/bench/report.py --out $(QUICK_LOGS) \
+		--title "iopa benchmark, quick run (not the full table)" \
+		$(QUICK_LOGS)/ssd.log $(QUICK_LOGS)/hdd.log
+
+# Hardening (issue 6): each prints "hardening <run> result=... count=...
+# reports=..." last.  The debug kernel is built on first use (long: see
+# Documentation/iopa-hardening.rst) and cached.
+check-debug:
+	$(GUEST)/deps.sh build guest check debug
+	$(GUEST)/build-debug-kernel.sh
+	$(TOP)/tools/check/run-checks.sh kbuild-debug guest-selftests-debug
+
+fuzz stress:
+	$(GUEST)/deps.sh build guest debug
+	$(TOP)/tools/check/hardening.sh $@
 
 sim:
 	$(MAKE) -C $(TOP)/tools/sim sim
@@ -126,6 +195,8 @@ clean:
 	-$(MAKE) -C $(TOP)/selftests/iopa clean
 	-$(MAKE) -C $(TOP)/tools/sim clean
 	-$(MAKE) -C $(TOP)/tools/bench clean
+	-$(MAKE) -C $(TOP)/tools/fuzz clean
+	-$(MAKE) -C $(TOP)/tools/stress clean
 	-$(MAKE) -C $(TOP)/liburing-glue clean
 	-$(MAKE) -C $(TOP)/tools/iopa-sum clean
 	-@if [ -f $(TOP)/tools/iopa-demo/Makefile ]; then \

@@ -23,8 +23,8 @@ KSRC=$TOP/.cache/ksrc
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
-	ioctl-number userspace-build libiopa-host guest-selftests guest-selftests-6.1
-	guest-libiopa guest-libiopa-6.1 guest-hdd-model"
+	ioctl-number userspace-build libiopa-host bench-report guest-selftests
+	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
 # Not in the default set: `make check-debug` (the kernel with KASAN,
 # lockdep, kmemleak...: tools/guest/build-debug-kernel.sh).
@@ -93,6 +93,12 @@ check_ctl_sim() {
 check_libiopa_host() {
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/liburing-glue" test &&
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/iopa-sum" check
+}
+
+# tools/bench/report.py against canned guest logs: the cell and order lines,
+# the CSVs, the plots and the README it makes.
+check_bench_report() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/bench" test
 }
 
 # libiopa's tests and iopa-sum's 10,000-file check against sha256sum, in a

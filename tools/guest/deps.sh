@@ -3,11 +3,14 @@
 #
 # Install the Debian packages a build/check step needs, only if missing.
 #
-#   tools/guest/deps.sh [GROUP...]     GROUP: build guest check all (default all)
+#   tools/guest/deps.sh [GROUP...]     GROUP: build guest check bench debug all
+#                                      (default all)
 #
 #   build  compile the module against Debian headers, the selftests, the tools
 #   guest  build an initramfs and boot it under QEMU (TCG)
 #   check  checkpatch, kernel-doc, the uapi C/C++ compile test
+#   bench  tools/bench/report.py: python3 and matplotlib for the plots
+#   debug  build a kernel from linux-source-6.12 (build-debug-kernel.sh)
 #
 # Quiet and fast (one dpkg-query) when nothing is missing.  When something is
 # missing and we are not root (or there is no apt-get), print what is missing
@@ -19,6 +22,8 @@ pkgs_build="make gcc gcc-12 libc6-dev libelf1 libssl3 zlib1g pahole bc
 pkgs_guest="qemu-system-x86 busybox-static fio cpio kmod e2fsprogs xz-utils
 	coreutils"
 pkgs_check="perl python3 python3-docutils g++ groff-base man-db"
+pkgs_bench="python3 python3-matplotlib"
+pkgs_debug="flex bison bc libelf-dev libssl-dev dpkg-dev xz-utils"
 
 [ $# -gt 0 ] || set -- all
 want=""
@@ -27,7 +32,9 @@ for g in "$@"; do
 	build) want="$want $pkgs_build" ;;
 	guest) want="$want $pkgs_guest" ;;
 	check) want="$want $pkgs_check" ;;
-	all) want="$want $pkgs_build $pkgs_guest $pkgs_check" ;;
+	bench) want="$want $pkgs_bench" ;;
+	debug) want="$want $pkgs_debug" ;;
+	all) want="$want $pkgs_build $pkgs_guest $pkgs_check $pkgs_bench" ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done

@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa-bench-files: the file-processing microbenchmark of the IOPA paper
+ * through /dev/iopa.
+ *
+ *   iopa-bench-files [-m MODE] [-o ORDER] [-w WORKERS] [-t SECS]
+ *                    [-q OUTSTANDING] [-b BATCH] [-i MS] [-s FILE]
+ *                    [-p PREFIX] [-l LABEL] DIR
+ *
+ * One submitter walks DIR (recursively, in readdir order: on ext4 with
+ * dir_index that is hash order, unrelated to where the files lie), opens
+ * each regular file, submits one job for its whole length, closes its own
+ * fd (the job holds the file) and reaps completions, keeping at most
+ * OUTSTANDING jobs submitted and not reaped.  WORKERS threads (the same
+ * number whatever the mode: only the kernel's limit differs, the surplus
+ * waits in FETCH) each fetch a job, pread() the whole file into a buffer,
+ * checksum it, close the job's fd and COMPLETE_AND_FETCH.
+ *
+ *   -m fixed:N         IOPA_IOC_SET_LIMIT N (pinned)
+ *   -m adapt:iopa      SET_LIMIT 0 + SET_ADAPT IOPA_POLICY_IOPA
+ *   -m adapt:hillclimb SET_LIMIT 0 + SET_ADAPT IOPA_POLICY_HILLCLIMB
+ *                      (default)
+ *   -o fifo|sorted     IOPA_IOC_SET_ORDER, before the first submission
+ *                      (default fifo; sorted needs IOPA_FEAT_ORDER)
+ *   -w WORKERS         worker threads (default 64)
+ *   -t SECS            stop after SECS seconds (0: run until every file
+ *                      is done, the default): pending jobs are cancelled,
+ *                      running ones stop reading at their next chunk, and
+ *                      the bytes read until then count
+ *   -q OUTSTANDING     most jobs submitted and not reaped (default 4096)
+ *   -b BATCH           jobs per SUBMIT (default 64)
+ *   -i MS              sampling interval (default 100)
+ *   -s FILE            write the time series to FILE ("-": stdout)
+ *   -p PREFIX          first word of each time-series line (default "ts")
+ *   -l LABEL           added to the summary as label=LABEL
+ *   -D FILE            write, per fetched job in fetch order, "t_us job_id
+ *                      worker block" (block: FIBMAP of the file's first
+ *                      block, -1 if refused; needs CAP_SYS_RAWIO): to check
+ *                      the dispatch order
+ *
+ * Output, one line on stdout:
+ *
+ *   files mode=M order=O workers=W files=N bytes=B secs=S mbps=X
+ *         limit_final=L limit_mean=L limit_min=L limit_max=L stopped=done|cap
+ *         [label=LABEL]
+ *
+ * (MB = 10^6 bytes; secs up to the last completion, or the cap; the limit
+ * from IOPA_IOC_GET_STATE at each sample, its mean over the samples.)  The
+ * time series has one line per sample after a "# PREFIX columns" line:
+ *
+ *   PREFIX t_ms bytes files limit mode inflight pending
+ *
+ * cumulative bytes and files done at t_ms after the start; mode as
+ * IOPA_MODE_* names.  Exit status 0, or 1 with a message on stderr.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/iopa.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK		(256 * 1024)
+#define FETCH_NS	(100 * 1000 * 1000ULL)
+#define USER_DATA	1
+
+static const char *opt_mode = "adapt:hillclimb", *opt_order = "fifo";
+static const char *opt_series, *opt_prefix = "ts", *opt_label, *opt_dlog;
+static unsigned int nr_workers = 64, max_out = 4096, batch = 64;
+static unsigned int interval_ms = 100, fixed_limit;
+static unsigned int policy;	/* 0: fixed */
+static double cap_s;
+
+static int ctx_fd = -1, sub_fd = -1;
+static double t0;
+
+static atomic_ullong bytes_done, files_done;
+static atomic_bool stop_io;	/* cap reached: workers stop reading */
+static atomic_bool quit;	/* everything reaped: workers exit */
+static atomic_int worker_error;
+
+struct sample {
+	unsigned int t_ms;
+	unsigned long long bytes, files;
+	unsigned int limit, mode, inflight, pending;
+};
+static struct sample *samples;
+static size_t nr_samples, max_samples;
+static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "iopa-bench-files: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const char *mode_name(unsigned int m)
+{
+	static const char *const names[] = {
+		[IOPA_MODE_FAST] = "fast", [IOPA_MODE_NORMAL] = "normal",
+		[IOPA_MODE_HOLD] = "hold", [IOPA_MODE_FIXED] = "fixed",
+		[IOPA_MODE_PROBE] = "probe", [IOPA_MODE_STEADY] = "steady",
+	};
+
+	return m < sizeof(names) / sizeof(names[0]) && names[m] ?
+		names[m] : "?";
+}
+
+/* ---- dispatch log (-D) -------------------------------------------------- */
+
+struct dlog {
+	unsigned long long t_us, job_id;
+	unsigned int worker;
+	long long block;
+};
+#define DLOG_MAX	(1 << 20)
+static struct dlog *dlog;
+static atomic_ulong nr_dlog;
+
+static void dlog_add(unsigned int worker, int fd, unsigned long long job_id)
+{
+	unsigned long i = atomic_fetch_add(&nr_dlog, 1);
+	int blk = 0;
+
+	if (i >= DLOG_MAX)
+		return;
+	dlog[i].t_us = (unsigned long long)((now_s() - t0) * 1e6);
+	dlog[i].job_id = job_id;
+	dlog[i].worker = worker;
+	dlog[i].block = ioctl(fd, FIBMAP, &blk) < 0 ? -1 : blk;
+}
+
+/* ---- workers ----------------------------------------------------------- */
+
+struct worker {
+	pthread_t thr;
+	unsigned int idx;
+	int fd;
+	unsigned char *buf;
+	size_t cap;
+	uint64_t sum;
+};
+
+/* Read [0, len) of fd into w->buf; returns 0 or -errno. */
+static int process(struct worker *w, int fd, uint64_t off, uint64_t len)
+{
+	uint64_t a = w->sum, b = 0, done = 0;
+
+	if (len > w->cap) {
+		free(w->buf);
+		w->cap = len;
+		w->buf = malloc(len);
+		if (!w->buf)
+			return -ENOMEM;
+	}
+	while (done < len) {
+		size_t want = len - done < CHUNK ? len - done : CHUNK;
+		ssize_t n, i;
+
+		if (atomic_load_explicit(&stop_io, memory_order_relaxed))
+			return -EINTR;
+		n = pread(fd, w->buf + done, want, off + done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ENODATA;	/* the file shrank */
+		/* The "processing": a Fletcher-like sum over 64-bit words. */
+		for (i = 0; i + 8 <= n; i += 8) {
+			uint64_t v;
+
+			memcpy(&v, w->buf + done + i, 8);
+			a += v;
+			b += a;
+		}
+		for (; i < n; i++)
+			a += w->buf[done + i];
+		done += n;
+		atomic_fetch_add_explicit(&bytes_done, n, memory_order_relaxed);
+	}
+	w->sum = a ^ b;
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct iopa_fetch f;
+	unsigned long cmd = IOPA_IOC_FETCH;
+
+	memset(&f, 0, sizeof(f));
+	for (;;) {
+		int res;
+
+		f.timeout_ns = FETCH_NS;
+		if (ioctl(w->fd, cmd, &f) < 0) {
+			if (errno != ETIMEDOUT && errno != EINTR) {
+				fprintf(stderr, "iopa-bench-files: %s: %s\n",
+					cmd == IOPA_IOC_FETCH ? "FETCH" :
+					"COMPLETE_AND_FETCH", strerror(errno));
+				atomic_store(&worker_error, 1);
+				break;
+			}
+			/* The completion part took effect; fetch again. */
+			cmd = IOPA_IOC_FETCH;
+			memset(&f.done, 0, sizeof(f.done));
+			if (atomic_load(&quit))
+				break;
+			continue;
+		}
+		if (dlog)
+			dlog_add(w->idx, f.work.fd, f.work.job_id);
+		res = process(w, f.work.fd, f.work.offset, f.work.len);
+		close(f.work.fd);
+		if (res == 0)
+			atomic_fetch_add_explicit(&files_done, 1,
+						  memory_order_relaxed);
+		else if (res != -EINTR)
+			fprintf(stderr, "iopa-bench-files: job %llu: %s\n",
+				(unsigned long long)f.work.job_id,
+				strerror(-res));
+		memset(&f.done, 0, sizeof(f.done));
+		f.done.job_id = f.work.job_id;
+		f.done.res = res;
+		cmd = IOPA_IOC_COMPLETE_AND_FETCH;
+	}
+	return NULL;
+}
+
+/* ---- sampler ----------------------------------------------------------- */
+
+static atomic_bool capped;	/* the time cap passed (set by the sampler) */
+static int cancelled;
+static double t_cap;
+static unsigned long long bytes_at_cap, files_at_cap;
+
+/*
+ * Sampler thread, at the tick of the cap: what was read until now counts,
+ * nothing after it; workers stop reading at their next chunk.
+ */
+static void cap_now(void)
+{
+	bytes_at_cap = atomic_load(&bytes_done);
+	files_at_cap = atomic_load(&files_done);
+	t_cap = now_s();
+	atomic_store(&stop_io, true);
+	atomic_store(&capped, true);
+}
+
+static void take_sample(void)
+{
+	struct iopa_state st;
+	struct sample s;
+
+	memset(&st, 0, sizeof(st));
+	if (ioctl(sub_fd, IOPA_IOC_GET_STATE, &st) < 0)
+		die("GET_STATE: %s", strerror(errno));
+	s.t_ms = (unsigned int)((now_s() - t0) * 1000 + 0.5);
+	s.bytes = atomic_load(&bytes_done);
+	s.files = atomic_load(&files_done);
+	s.limit = st.limit;
+	s.mode = st.mode;
+	s.inflight = st.inflight;
+	s.pending = st.pending;
+	pthread_mutex_lock(&sample_lock);
+	if (nr_samples == max_samples) {
+		max_samples = max_samples ? 2 * max_samples : 1024;
+		samples = realloc(samples, max_samples * sizeof(*samples));
+		if (!samples)
+			die("out of memory");
+	}
+	samples[nr_samples++] = s;
+	pthread_mutex_unlock(&sample_lock);
+}
+
+static atomic_bool sampler_stop;
+
+static void *sampler_main(void *unused)
+{
+	double next = t0;
+
+	(void)unused;
+	while (!atomic_load(&sampler_stop)) {
+		double d;
+
+		next += interval_ms / 1000.0;
+		d = next - now_s();
+		if (d > 0) {
+			struct timespec ts = {
+				.tv_sec = (time_t)d,
+				.tv_nsec = (long)((d - (time_t)d) * 1e9),
+			};
+
+			nanosleep(&ts, NULL);
+		}
+		if (atomic_load(&sampler_stop))
+			break;
+		if (cap_s > 0 && !atomic_load(&capped) &&
+		    next - t0 >= cap_s - 1e-6)
+			cap_now();
+		take_sample();
+	}
+	return NULL;
+}
+
+/* ---- submitter --------------------------------------------------------- */
+
+static struct iopa_job *jobs;
+static struct iopa_cqe *cqes;
+static unsigned int nr_jobs;	/* in the batch being built */
+static unsigned long outstanding, submitted, reaped, failed;
+
+/* Submitter thread, once it sees the cap: cancel every pending job. */
+static void cancel_all(void)
+{
+	struct iopa_cancel c = { .user_data = USER_DATA,
+				 .flags = IOPA_CANCEL_F_ALL };
+
+	if (cancelled || !atomic_load(&capped))
+		return;
+	cancelled = 1;
+	if (ioctl(sub_fd, IOPA_IOC_CANCEL, &c) < 0 && errno != ENOENT &&
+	    errno != EALREADY)
+		die("CANCEL: %s", strerror(errno));
+}
+
+/* Reap what is there; with wait, at least one completion (or a timeout). */
+static void reap(int wait)
+{
+	for (;;) {
+		struct iopa_reap r = {
+			.cqes = (uintptr_t)cqes, .nr = 256,
+			.flags = wait ? IOPA_REAP_F_WAIT : 0,
+			.timeout_ns = 50 * 1000 * 1000ULL,
+		};
+		int n = ioctl(sub_fd, IOPA_IOC_REAP, &r), i;
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == ETIMEDOUT ||
+			    errno == EINTR)
+				return;
+			die("REAP: %s", strerror(errno));
+		}
+		for (i = 0; i < n; i++)
+			if (cqes[i].res < 0 && cqes[i].res != -ECANCELED &&
+			    cqes[i].res != -EINTR)
+				failed++;
+		outstanding -= n;
+		reaped += n;
+		if (n < 256)
+			return;
+		wait = 0;
+	}
+}
+
+static void flush_batch(void)
+{
+	unsigned int done = 0, i;
+
+	while (done < nr_jobs) {
+		struct iopa_submit s = {
+			.jobs = (uintptr_t)(jobs + done), .nr = nr_jobs - done,
+		};
+		int n = ioctl(sub_fd, IOPA_IOC_SUBMIT, &s);
+
+		if (n < 0) {
+			if (errno == EAGAIN) {	/* max_jobs: make room */
+				reap(1);
+				continue;
+			}
+			die("SUBMIT: %s", strerror(errno));
+		}
+		done += n;
+		outstanding += n;
+		submitted += n;
+	}
+	for (i = 0; i < nr_jobs; i++)
+		close(jobs[i].fd);
+	nr_jobs = 0;
+}
+
+static void add_job(int fd, uint64_t len)
+{
+	struct iopa_job *j = &jobs[nr_jobs++];
+
+	memset(j, 0, sizeof(*j));
+	j->fd = fd;
+	j->len = len;
+	j->user_data = USER_DATA;
+	if (nr_jobs == batch)
+		flush_batch();
+	reap(0);
+	while (outstanding + nr_jobs >= max_out && !atomic_load(&capped))
+		reap(1);
+}
+
+static void walk(int dfd, const char *path)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d)
+		die("%s: %s", path, strerror(errno));
+	while (!atomic_load(&capped) && (errno = 0, de = readdir(d))) {
+		unsigned char type = de->d_type;
+		struct stat st;
+		int fd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (type == DT_UNKNOWN) {
+			if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+				die("%s/%s: %s", path, de->d_name,
+				    strerror(errno));
+			type = S_ISDIR(st.st_mode) ? DT_DIR :
+			       S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+		}
+		if (type == DT_DIR) {
+			char sub[4096];
+
+			fd = openat(dfd, de->d_name,
+				    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0)
+				die("%s/%s: %s", path, de->d_name,
+				    strerror(errno));
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			walk(fd, sub);
+			continue;
+		}
+		if (type != DT_REG)
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st))
+			die("%s/%s: %s", path, de->d_name, strerror(errno));
+		add_job(fd, st.st_size);
+	}
+	if (errno && !atomic_load(&capped))
+		die("%s: readdir: %s", path, strerror(errno));
+	closedir(d);
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static unsigned int parse_uint(const char *s, const char *what,
+			       unsigned int lo, unsigned int hi)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		die("%s: '%s' is not a number in %u..%u", what, s, lo, hi);
+	return v;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: iopa-bench-files [-m fixed:N|adapt:iopa|adapt:hillclimb]\n"
+		"         [-o fifo|sorted] [-w WORKERS] [-t SECS] [-q OUTSTANDING]\n"
+		"         [-b BATCH] [-i MS] [-s FILE|-] [-p PREFIX] [-l LABEL] [-D FILE]\n"
+		"         DIR\n");
+	exit(2);
+}
+
+static void setup(void)
+{
+	struct iopa_features feat;
+	struct iopa_submitter_create sc;
+	struct iopa_limit lim;
+	struct iopa_order ord;
+
+	ctx_fd = open("/dev/iopa", O_RDWR | O_CLOEXEC);
+	if (ctx_fd < 0)
+		die("/dev/iopa: %s (is the module loaded? are you root?)",
+		    strerror(errno));
+	memset(&feat, 0, sizeof(feat));
+	if (ioctl(ctx_fd, IOPA_IOC_GET_FEATURES, &feat) < 0)
+		die("GET_FEATURES: %s", strerror(errno));
+	if (policy && !(feat.features & IOPA_FEAT_ADAPTIVE))
+		die("the module has no adaptive limits (IOPA_FEAT_ADAPTIVE)");
+	if (strcmp(opt_order, "sorted") == 0 &&
+	    !(feat.features & IOPA_FEAT_ORDER))
+		die("the module has no dispatch order (IOPA_FEAT_ORDER)");
+	if (fixed_limit > feat.limit_max)
+		die("fixed:%u: above the module's limit_max %u", fixed_limit,
+		    feat.limit_max);
+
+	memset(&sc, 0, sizeof(sc));
+	sc.limit = fixed_limit;	/* 0: adaptive */
+	sub_fd = ioctl(ctx_fd, IOPA_IOC_SUBMITTER_CREATE, &sc);
+	if (sub_fd < 0)
+		die("SUBMITTER_CREATE: %s", strerror(errno));
+	memset(&lim, 0, sizeof(lim));
+	lim.limit = fixed_limit;
+	if (ioctl(sub_fd, IOPA_IOC_SET_LIMIT, &lim) < 0)
+		die("SET_LIMIT %u: %s", fixed_limit, strerror(errno));
+	if (policy) {
+		struct iopa_adapt ad;
+
+		memset(&ad, 0, sizeof(ad));
+		ad.policy = policy;
+		if (ioctl(sub_fd, IOPA_IOC_SET_ADAPT, &ad) < 0)
+			die("SET_ADAPT: %s", strerror(errno));
+	}
+	memset(&ord, 0, sizeof(ord));
+	ord.order = strcmp(opt_order, "sorted") == 0 ? IOPA_ORDER_SORTED :
+		    IOPA_ORDER_FIFO;
+	/* Before any submission: only jobs submitted sorted are located. */
+	if ((feat.features & IOPA_FEAT_ORDER) &&
+	    ioctl(sub_fd, IOPA_IOC_SET_ORDER, &ord) < 0)
+		die("SET_ORDER %s: %s", opt_order, strerror(errno));
+}
+
+static void write_series(void)
+{
+	FILE *f;
+	size_t i;
+
+	if (!opt_series)
+		return;
+	f = strcmp(opt_series, "-") ? fopen(opt_series, "w") : stdout;
+	if (!f)
+		die("%s: %s", opt_series, strerror(errno));
+	fprintf(f, "# %s columns: t_ms bytes files limit mode inflight pending\n",
+		opt_prefix);
+	for (i = 0; i < nr_samples; i++) {
+		const struct sample *s = &samples[i];
+
+		fprintf(f, "%s %u %llu %llu %u %s %u %u\n", opt_prefix,
+			s->t_ms, s->bytes, s->files, s->limit,
+			mode_name(s->mode), s->inflight, s->pending);
+	}
+	if (f == stdout ? fflush(f) : fclose(f))
+		die("%s: %s", opt_series, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	struct worker *w;
+	pthread_t sampler;
+	double t_end, secs, lsum = 0;
+	unsigned long long bytes, files;
+	unsigned int lmin = ~0U, lmax = 0, i;
+	size_t n_lim = 0, k;
+	int c, dfd;
+
+	while ((c = getopt(argc, argv, "m:o:w:t:q:b:i:s:p:l:D:h")) != -1) {
+		switch (c) {
+		case 'm': opt_mode = optarg; break;
+		case 'o': opt_order = optarg; break;
+		case 'w': nr_workers = parse_uint(optarg, "-w", 1, 1024); break;
+		case 't': {
+			char *end;
+
+			cap_s = strtod(optarg, &end);
+			if (end == optarg || *end || cap_s < 0)
+				die("-t: '%s' is not a number of seconds",
+				    optarg);
+			break;
+		}
+		case 'q': max_out = parse_uint(optarg, "-q", 1, 1 << 20); break;
+		case 'b': batch = parse_uint(optarg, "-b", 1, IOPA_BATCH_MAX);
+			break;
+		case 'i': interval_ms = parse_uint(optarg, "-i", 1, 60000); break;
+		case 's': opt_series = optarg; break;
+		case 'p': opt_prefix = optarg; break;
+		case 'l': opt_label = optarg; break;
+		case 'D': opt_dlog = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1)
+		usage();
+	if (strncmp(opt_mode, "fixed:", 6) == 0)
+		fixed_limit = parse_uint(opt_mode + 6, "fixed:N", 1, 1 << 20);
+	else if (strcmp(opt_mode, "adapt:iopa") == 0)
+		policy = IOPA_POLICY_IOPA;
+	else if (strcmp(opt_mode, "adapt:hillclimb") == 0)
+		policy = IOPA_POLICY_HILLCLIMB;
+	else
+		die("-m: '%s': use fixed:N, adapt:iopa or adapt:hillclimb",
+		    opt_mode);
+	if (strcmp(opt_order, "fifo") && strcmp(opt_order, "sorted"))
+		die("-o: '%s': use fifo or sorted", opt_order);
+	if (batch > max_out)
+		batch = max_out;
+
+	dfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		die("%s: %s", argv[optind], strerror(errno));
+	jobs = calloc(batch, sizeof(*jobs));
+	cqes = calloc(256, sizeof(*cqes));
+	w = calloc(nr_workers, sizeof(*w));
+	if (!jobs || !cqes || !w)
+		die("out of memory");
+	if (opt_dlog) {
+		dlog = calloc(DLOG_MAX, sizeof(*dlog));
+		if (!dlog)
+			die("out of memory");
+	}
+	setup();
+
+	for (i = 0; i < nr_workers; i++) {
+		struct iopa_worker_create wc;
+
+		memset(&wc, 0, sizeof(wc));
+		w[i].idx = i;
+		w[i].fd = ioctl(ctx_fd, IOPA_IOC_WORKER_CREATE, &wc);
+		if (w[i].fd < 0)
+			die("WORKER_CREATE: %s", strerror(errno));
+		if (pthread_create(&w[i].thr, NULL, worker_main, &w[i]))
+			die("pthread_create failed");
+	}
+
+	t0 = now_s();
+	take_sample();
+	if (pthread_create(&sampler, NULL, sampler_main, NULL))
+		die("pthread_create failed");
+	walk(dfd, argv[optind]);
+	if (!atomic_load(&capped) && nr_jobs)
+		flush_batch();
+	for (i = 0; i < nr_jobs; i++)	/* capped: never submitted */
+		close(jobs[i].fd);
+	nr_jobs = 0;
+	while (outstanding) {
+		if (atomic_load(&worker_error))
+			die("a worker failed");
+		cancel_all();
+		reap(1);
+	}
+	t_end = now_s();
+	if (!atomic_load(&capped))
+		take_sample();
+	atomic_store(&sampler_stop, true);
+	pthread_join(sampler, NULL);
+	atomic_store(&quit, true);
+	for (i = 0; i < nr_workers; i++)
+		pthread_join(w[i].thr, NULL);
+	if (atomic_load(&worker_error))
+		die("a worker failed");
+	if (failed)
+		die("%lu jobs failed", failed);
+
+	if (atomic_load(&capped)) {
+		bytes = bytes_at_cap;
+		files = files_at_cap;
+		secs = t_cap - t0;
+	} else {
+		bytes = atomic_load(&bytes_done);
+		files = atomic_load(&files_done);
+		secs = t_end - t0;
+	}
+	/* Samples up to the end of the measured time. */
+	for (k = 0; k < nr_samples; k++) {
+		if (samples[k].t_ms > secs * 1000 + 1)
+			break;
+		lsum += samples[k].limit;
+		if (samples[k].limit < lmin)
+			lmin = samples[k].limit;
+		if (samples[k].limit > lmax)
+			lmax = samples[k].limit;
+		n_lim++;
+	}
+	printf("files mode=%s order=%s workers=%u files=%llu bytes=%llu "
+	       "secs=%.3f mbps=%.3f limit_final=%u limit_mean=%.2f "
+	       "limit_min=%u limit_max=%u stopped=%s%s%s\n",
+	       opt_mode, opt_order, nr_workers, files, bytes, secs,
+	       secs > 0 ? bytes / secs / 1e6 : 0.0,
+	       n_lim ? samples[n_lim - 1].limit : 0,
+	       n_lim ? lsum / n_lim : 0.0, n_lim ? lmin : 0, lmax,
+	       atomic_load(&capped) ? "cap" : "done", opt_label ? " label=" : "",
+	       opt_label ? opt_label : "");
+	fflush(stdout);
+	write_series();
+	if (opt_dlog) {
+		FILE *f = fopen(opt_dlog, "w");
+		unsigned long n = atomic_load(&nr_dlog);
+
+		if (!f)
+			die("%s: %s", opt_dlog, strerror(errno));
+		if (n > DLOG_MAX)
+			n = DLOG_MAX;
+		for (k = 0; k < n; k++)
+			fprintf(f, "%llu %llu %u %lld\n", dlog[k].t_us,
+				dlog[k].job_id, dlog[k].worker, dlog[k].block);
+		if (fclose(f))
+			die("%s: %s", opt_dlog, strerror(errno));
+	}
+	for (i = 0; i < nr_workers; i++)
+		close(w[i].fd);
+	close(sub_fd);
+	close(ctx_fd);
+	return 0;
+}
