@@ -75,9 +75,10 @@ check_setup() {
 	"$GUEST/fetch-ksrc.sh"
 }
 
-# RST parses; every sysfs file has its ABI block.
+# RST parses; every sysfs file has its ABI block; every test the bad-input
+# table names exists.
 check_docs() {
-	"$TOP/tools/check/docs.sh"
+	"$TOP/tools/check/docs.sh" && "$TOP/tools/check/bad-input.sh"
 }
 
 # The limit controller on the host: unit tests (including the simulator's
