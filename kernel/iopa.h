@@ -168,7 +168,7 @@ struct iopa_adapt_cycle {
  * @nr_devs: L: entries used in @devs
  * @devs: L: devices of the jobs' files, first seen first
  * @order: L (written), A (read at submission): IOPA_ORDER_*
- * @sorted: L: in IOPA_ORDER_SORTED, the PENDING jobs by (location, id)
+ * @sorted: L: in SORTED or CSCAN order, the PENDING jobs by (location, id)
  * @sweep_pos: L: location of the job the sweep dispatched last
  * @sweep_down: L: the sweep is going down
  */
@@ -239,7 +239,7 @@ struct iopa_worker {
  *	or NULL for a job submitted by ioctl or whose command was cancelled
  * @orphan: L: its io_uring command was cancelled: the job's end is
  *	reported nowhere
- * @sort_node: L: on @sub->sorted while PENDING in IOPA_ORDER_SORTED,
+ * @sort_node: L: on @sub->sorted while PENDING in SORTED or CSCAN order,
  *	else cleared
  * @location: I: physical block of @offset, 0 if unknown or FIFO
  */

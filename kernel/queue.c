@@ -434,7 +434,7 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 	job->len = desc->len;
 	job->flags = desc->flags;
 	RB_CLEAR_NODE(&job->sort_node);
-	if (READ_ONCE(sub->order) == IOPA_ORDER_SORTED)
+	if (READ_ONCE(sub->order) != IOPA_ORDER_FIFO)
 		job->location = iopa_order_locate(file, desc->offset);
 	job->state = IOPA_JOB_NEW;
 	*jobp = job;

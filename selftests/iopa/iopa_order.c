@@ -2,7 +2,7 @@
 /*
  * iopa dispatch order tests: IOPA_IOC_SET_ORDER's arguments, the sweep
  * of IOPA_ORDER_SORTED on a block device (up, then down; ties in
- * submission order), switching order with jobs pending, requeue, cancel
+ * submission order) and of IOPA_ORDER_CSCAN (up, then from the lowest), switching order with jobs pending, requeue, cancel
  * and close of a sorting submitter, and the physical order of files on
  * ext4 (bmap, checked against FIBMAP).
  *
@@ -227,6 +227,38 @@ TEST_F(order, sorted_sweeps_up_then_down)
 		ASSERT_EQ(1, submit_at(self->sub, self->bdev, late[i] << 12,
 				       late[i]));
 	/* on up to 100, then back down for 25 and 5 */
+	for (i = 3; i < IOPA_ARRAY_SIZE(want); i++) {
+		ASSERT_EQ(0, next_ud(self->wrk, &ud));
+		EXPECT_EQ(want[i], ud);
+	}
+	EXPECT_EQ(-EAGAIN, next_ud(self->wrk, &ud));
+}
+
+/* C-SCAN: past the highest job, the sweep starts again from the lowest. */
+TEST_F(order, cscan_wraps_to_lowest)
+{
+	static const uint64_t blk[] = { 50, 10, 80, 30, 70, 20, 60, 40 };
+	static const uint64_t late[] = { 5, 25, 100 };
+	static const uint64_t want[] = { 10, 20, 30, 40, 50, 60, 70, 80,
+					 100, 5, 25 };
+	struct iopa_state st;
+	uint64_t ud;
+	size_t i;
+
+	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_CSCAN));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	EXPECT_EQ((__u32)IOPA_ORDER_CSCAN, st.order);
+	for (i = 0; i < IOPA_ARRAY_SIZE(blk); i++)
+		ASSERT_EQ(1, submit_at(self->sub, self->bdev, blk[i] << 12,
+				       blk[i]));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, next_ud(self->wrk, &ud));
+		EXPECT_EQ(want[i], ud);
+	}
+	for (i = 0; i < IOPA_ARRAY_SIZE(late); i++)
+		ASSERT_EQ(1, submit_at(self->sub, self->bdev, late[i] << 12,
+				       late[i]));
+	/* on up to 100, then from the lowest up again: 5, 25 */
 	for (i = 3; i < IOPA_ARRAY_SIZE(want); i++) {
 		ASSERT_EQ(0, next_ud(self->wrk, &ud));
 		EXPECT_EQ(want[i], ud);

@@ -285,7 +285,14 @@ struct iopa_adapt {
  * elevator.
  */
 #define IOPA_ORDER_SORTED	1
-#define IOPA_ORDER_MAX		IOPA_ORDER_SORTED
+/*
+ * On-disk order, sweeping up only: after the highest pending job the
+ * sweep starts again from the lowest (C-SCAN).  A disk reading a run of
+ * neighbouring files backwards waits most of a revolution for each, so
+ * this is the better choice for most rotational disks.
+ */
+#define IOPA_ORDER_CSCAN	2
+#define IOPA_ORDER_MAX		IOPA_ORDER_CSCAN
 
 /**
  * struct iopa_order - argument of IOPA_IOC_SET_ORDER
@@ -293,10 +300,11 @@ struct iopa_adapt {
  * @flags: zero (no flags are defined yet)
  * @reserved: zero
  *
- * Jobs submitted while a submitter is in IOPA_ORDER_SORTED are located at
- * submission (which may write back the file's dirty pages first, as
- * FIBMAP does); jobs submitted before, and jobs whose file has no
- * physical location (no ->bmap, a hole, inline data), sort as block 0.
+ * Jobs submitted while a submitter is in IOPA_ORDER_SORTED or _CSCAN are
+ * located at submission (which may write back the file's dirty pages
+ * first, as FIBMAP does); jobs submitted in FIFO order, and jobs whose
+ * file has no physical location (no ->bmap, a hole, inline data), sort
+ * as block 0.
  */
 struct iopa_order {
 	__u32	order;
