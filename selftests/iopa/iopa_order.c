@@ -204,66 +204,65 @@ TEST_F(order, fifo_ignores_location)
 	}
 }
 
-TEST_F(order, sorted_sweeps_up_then_down)
+#define SWEEP_JOBS	11
+
+/*
+ * The sweep scenario of both sorted orders on the loop device: jobs at
+ * blocks 50 10 80 30 70 20 60 40; three dispatched (10, 20, 30); then
+ * jobs behind the head (5, 25) and ahead of it (100); the rest fetched.
+ * Fills @got with the user_data (= block) of the 11 jobs in dispatch
+ * order.  Returns 0, or the first error, -EEXIST if a 12th job came out.
+ */
+static int sweep_scenario(FIXTURE_DATA(order) *self, uint32_t order,
+			  uint64_t got[SWEEP_JOBS])
 {
 	static const uint64_t blk[] = { 50, 10, 80, 30, 70, 20, 60, 40 };
 	static const uint64_t late[] = { 5, 25, 100 };
-	static const uint64_t want[] = { 10, 20, 30, 40, 50, 60, 70, 80,
-					 100, 25, 5 };
+	size_t i, n = 0;
 	uint64_t ud;
+	int r;
+
+	r = set_order(self->sub, order);
+	for (i = 0; !r && i < IOPA_ARRAY_SIZE(blk); i++)
+		r = submit_at(self->sub, self->bdev, blk[i] << 12, blk[i]) - 1;
+	while (!r && n < 3)
+		r = next_ud(self->wrk, &got[n++]);
+	for (i = 0; !r && i < IOPA_ARRAY_SIZE(late); i++)
+		r = submit_at(self->sub, self->bdev, late[i] << 12, late[i]) - 1;
+	while (!r && n < SWEEP_JOBS)
+		r = next_ud(self->wrk, &got[n++]);
+	if (!r && next_ud(self->wrk, &ud) != -EAGAIN)
+		r = -EEXIST;
+	return r;
+}
+
+TEST_F(order, sorted_sweeps_up_then_down)
+{
+	/* up from 0, on up to 100, then back down for 25 and 5 */
+	static const uint64_t want[SWEEP_JOBS] = { 10, 20, 30, 40, 50, 60,
+						   70, 80, 100, 25, 5 };
+	uint64_t got[SWEEP_JOBS];
 	size_t i;
 
-	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_SORTED));
-	for (i = 0; i < IOPA_ARRAY_SIZE(blk); i++)
-		ASSERT_EQ(1, submit_at(self->sub, self->bdev, blk[i] << 12,
-				       blk[i]));
-	/* up from 0: 10, 20, 30 */
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, next_ud(self->wrk, &ud));
-		EXPECT_EQ(want[i], ud);
-	}
-	/* behind the head (5, 25) and ahead of it (100) */
-	for (i = 0; i < IOPA_ARRAY_SIZE(late); i++)
-		ASSERT_EQ(1, submit_at(self->sub, self->bdev, late[i] << 12,
-				       late[i]));
-	/* on up to 100, then back down for 25 and 5 */
-	for (i = 3; i < IOPA_ARRAY_SIZE(want); i++) {
-		ASSERT_EQ(0, next_ud(self->wrk, &ud));
-		EXPECT_EQ(want[i], ud);
-	}
-	EXPECT_EQ(-EAGAIN, next_ud(self->wrk, &ud));
+	ASSERT_EQ(0, sweep_scenario(self, IOPA_ORDER_SORTED, got));
+	for (i = 0; i < SWEEP_JOBS; i++)
+		EXPECT_EQ(want[i], got[i]);
 }
 
 /* C-SCAN: past the highest job, the sweep starts again from the lowest. */
 TEST_F(order, cscan_wraps_to_lowest)
 {
-	static const uint64_t blk[] = { 50, 10, 80, 30, 70, 20, 60, 40 };
-	static const uint64_t late[] = { 5, 25, 100 };
-	static const uint64_t want[] = { 10, 20, 30, 40, 50, 60, 70, 80,
-					 100, 5, 25 };
+	static const uint64_t want[SWEEP_JOBS] = { 10, 20, 30, 40, 50, 60,
+						   70, 80, 100, 5, 25 };
+	uint64_t got[SWEEP_JOBS];
 	struct iopa_state st;
-	uint64_t ud;
 	size_t i;
 
-	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_CSCAN));
+	ASSERT_EQ(0, sweep_scenario(self, IOPA_ORDER_CSCAN, got));
+	for (i = 0; i < SWEEP_JOBS; i++)
+		EXPECT_EQ(want[i], got[i]);
 	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
 	EXPECT_EQ((__u32)IOPA_ORDER_CSCAN, st.order);
-	for (i = 0; i < IOPA_ARRAY_SIZE(blk); i++)
-		ASSERT_EQ(1, submit_at(self->sub, self->bdev, blk[i] << 12,
-				       blk[i]));
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, next_ud(self->wrk, &ud));
-		EXPECT_EQ(want[i], ud);
-	}
-	for (i = 0; i < IOPA_ARRAY_SIZE(late); i++)
-		ASSERT_EQ(1, submit_at(self->sub, self->bdev, late[i] << 12,
-				       late[i]));
-	/* on up to 100, then from the lowest up again: 5, 25 */
-	for (i = 3; i < IOPA_ARRAY_SIZE(want); i++) {
-		ASSERT_EQ(0, next_ud(self->wrk, &ud));
-		EXPECT_EQ(want[i], ud);
-	}
-	EXPECT_EQ(-EAGAIN, next_ud(self->wrk, &ud));
 }
 
 TEST_F(order, sorted_ties_in_submission_order)
