@@ -25,7 +25,9 @@ set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${IOPA_CACHE:-$TOP/.cache}
 D=$CACHE/debug-kernel
-PKG=linux-source-6.12
+# shellcheck source=tools/guest/linux-source.sh
+. "$TOP/tools/guest/linux-source.sh"
+PKG=$LINUX_SOURCE_PKG
 FRAG=$TOP/tools/guest/debug.config
 JOBS=${JOBS:-$(nproc)}
 
@@ -36,13 +38,7 @@ print_env=0
 
 "$TOP/tools/guest/deps.sh" build debug >&2
 
-ver=$(apt-cache policy "$PKG" 2>/dev/null |
-	awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }')
-if [ -z "$ver" ] && [ "$(id -u)" = 0 ]; then
-	apt-get update -qq >&2
-	ver=$(apt-cache policy "$PKG" |
-		awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }')
-fi
+ver=$(linux_source_version)
 [ -n "$ver" ] || { log "apt knows no $PKG"; exit 1; }
 stamp="$PKG $ver $(sha256sum "$FRAG" | cut -c1-16)"
 
@@ -57,15 +53,9 @@ mkdir -p "$D"
 if [ "$(cat "$D/.src-version" 2>/dev/null)" != "$ver" ]; then
 	log "downloading $PKG $ver (~150 MB)"
 	rm -rf "$D/src" "$D"/*.deb
-	aptopt=""
-	[ "$(id -u)" != 0 ] || aptopt="-o APT::Sandbox::User=root"
-	# shellcheck disable=SC2086
-	(cd "$D" && apt-get download -q $aptopt "$PKG=$ver" >&2)
-	log "extracting the tree"
 	mkdir -p "$D/src"
-	dpkg-deb --fsys-tarfile "$D"/*.deb |
-		tar -xOf - "./usr/src/$PKG.tar.xz" |
-		xz -dc | tar -xf - -C "$D/src" --strip-components=1
+	linux_source_tar "$ver" "$D" |
+		tar -xf - -C "$D/src" --strip-components=1
 	rm -f "$D"/*.deb
 	echo "$ver" >"$D/.src-version"
 fi

@@ -13,7 +13,9 @@ set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${IOPA_CACHE:-$TOP/.cache}/ksrc
-PKG=linux-source-6.12
+# shellcheck source=tools/guest/linux-source.sh
+. "$TOP/tools/guest/linux-source.sh"
+PKG=$LINUX_SOURCE_PKG
 
 # Tree paths wanted (tar patterns, relative to the top of the tree).
 FILES="
@@ -41,21 +43,10 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/iopa-ksrc.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-ver=$(apt-cache policy "$PKG" 2>/dev/null |
-	awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }')
-if [ -z "$ver" ] && [ "$(id -u)" = 0 ]; then
-	apt-get update -qq >&2
-	ver=$(apt-cache policy "$PKG" |
-		awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }')
-fi
+ver=$(linux_source_version)
 [ -n "$ver" ] || { log "apt knows no $PKG"; exit 1; }
 
 log "downloading $PKG $ver (~150 MB)"
-aptopt=""
-[ "$(id -u)" != 0 ] || aptopt="-o APT::Sandbox::User=root"
-# shellcheck disable=SC2086
-(cd "$tmp" && apt-get download -q $aptopt "$PKG=$ver" >&2)
-
 log "extracting"
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -66,11 +57,9 @@ done
 # Missing optional members (kernel-doc.py is not in every version) are fine:
 # tar exits non-zero for them, so check the must-haves afterwards instead.
 # shellcheck disable=SC2086
-dpkg-deb --fsys-tarfile "$tmp"/*.deb |
-	tar -xOf - "./usr/src/$PKG.tar.xz" |
-	xz -dc |
+linux_source_tar "$ver" "$tmp" |
 	tar -xf - -C "$OUT" --strip-components=1 --wildcards $pats \
-		2>/dev/null || true
+	2>/dev/null || true
 for f in tools/testing/selftests/kselftest_harness.h \
 	 tools/testing/selftests/kselftest.h scripts/checkpatch.pl \
 	 scripts/kernel-doc Documentation/userspace-api/ioctl/ioctl-number.rst; do
