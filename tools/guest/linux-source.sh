@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Sourced (bash) by fetch-ksrc.sh and build-debug-kernel.sh: Debian's
 # linux-source-6.12 package, which holds the kernel tree as a .tar.xz.
 
