@@ -1485,7 +1485,7 @@ struct obs {
 	 * they ran at (up to SWING_LIMITS - 1): how much the device's rate
 	 * moves by itself at a constant limit.
 	 */
-	uint64_t tmin[SWING_LIMITS], tmax[SWING_LIMITS];
+	uint64_t tmin[SWING_LIMITS], tmax[SWING_LIMITS], tsum[SWING_LIMITS];
 	unsigned int tn[SWING_LIMITS];
 };
 
@@ -1514,6 +1514,7 @@ static void obs_add(struct obs *o, const struct iopa_state *st)
 			o->tmin[l] = t;
 		if (t > o->tmax[l])
 			o->tmax[l] = t;
+		o->tsum[l] += t;
 	}
 	o->st = *st;
 	o->last = st->limit;
@@ -1624,6 +1625,43 @@ static int load_run(struct load *l, struct obs *o, uint64_t cycles, int ms)
 			return cycles ? -ETIMEDOUT : 0;
 		poll(NULL, 0, 5);
 	}
+}
+
+/* Mean throughput of the constant-limit cycles run at @limit; 0 if none. */
+static uint64_t obs_mean(const struct obs *o, unsigned int limit)
+{
+	if (limit >= SWING_LIMITS || !o->tn[limit])
+		return 0;
+	return o->tsum[limit] / o->tn[limit];
+}
+
+/*
+ * How much depth pays on the device, in 1/1000: the mean throughput of
+ * @cycles cycles at a fixed limit @hi over that at a fixed limit @lo
+ * (SET_ADAPT min = max), the first cycle at each dropped as it straddles
+ * the change.  The bounds are cleared after.  0 if it could not measure.
+ */
+static unsigned int depth_gain(struct load *l, unsigned int lo,
+			       unsigned int hi, unsigned int cycles)
+{
+	unsigned int lim[2] = { lo, hi };
+	uint64_t mean[2];
+	int sub = l->subs[0], i;
+	struct obs o;
+
+	for (i = 0; i < 2; i++) {
+		obs_reset(&o, 0);
+		if (iopa_set_adapt(sub, IOPA_POLICY_KEEP, lim[i], lim[i]) ||
+		    load_run(l, &o, 1, 10000))
+			return 0;
+		obs_reset(&o, 0);
+		if (load_run(l, &o, cycles, 30000))
+			return 0;
+		mean[i] = obs_mean(&o, lim[i]);
+	}
+	if (iopa_set_adapt(sub, IOPA_POLICY_KEEP, 0, 0) || !mean[0])
+		return 0;
+	return (unsigned int)(mean[1] * 1000 / mean[0]);
 }
 
 FIXTURE(load) {
@@ -1818,6 +1856,13 @@ TEST_F_TIMEOUT(load, rises_on_deep_device, 120)
  *   threshold filters that), and it ended anywhere up to the ceiling.
  *   So iopa is judged only if the rate at a constant limit stayed
  *   within 50% (obs_swing()); otherwise the test is skipped, saying so.
+ * - On the debug kernel (KASAN, lockdep) a job's CPU time is of the
+ *   order of the device's 1 ms, so depth overlaps the two and pays
+ *   (iopa ended at 5 with ~700 reads a second): the premise does not
+ *   hold there.  So when iopa ends above the bound, the test measures
+ *   the premise (fixed limits 1 and the end limit, depth_gain()), and
+ *   is skipped, saying so, if depth paid more than the increase
+ *   threshold (10%): measured 1.2x from limit 1 to 5 there.
  * Bound: 4, room for the doubling and a probe above it; the ceiling is
  * at least 8.
  */
@@ -1825,7 +1870,7 @@ TEST_F_TIMEOUT(load, stays_low_on_throttled_device, 120)
 {
 	/* 1000 IOPS x 4 KiB, and a margin for jobs that straddle a cycle */
 	const uint64_t device_max = 1000ULL * BLOCK * 5 / 4;
-	unsigned int swing;
+	unsigned int swing, gain;
 	struct obs o;
 
 	ASSERT_EQ(0, iopa_sysfs_write("init_limit", 1));
@@ -1851,6 +1896,21 @@ TEST_F_TIMEOUT(load, stays_low_on_throttled_device, 120)
 		SKIP(return, "the device's rate moved %u.%03ux at a constant limit "
 		     "(host load?): too noisy to judge iopa, which ended at %u",
 		     swing / 1000, swing % 1000, o.last);
+	/*
+	 * The premise: depth does not pay.  On a kernel with a high CPU
+	 * cost a job (KASAN, lockdep: the debug guest) the CPU work of one
+	 * job overlaps the device time of another, so depth does pay and
+	 * rising is the right answer; then there is nothing to judge.
+	 */
+	if (o.last > 4 && _metadata->exit_code == KSFT_PASS) {
+		gain = depth_gain(&self->l, 1, o.last, 8);
+		TH_LOG("limit %u ran %u.%03ux as fast as limit 1", o.last,
+		       gain / 1000, gain % 1000);
+		if (gain > 1100)	/* the increase_threshold set up */
+			SKIP(return, "depth paid on this kernel (limit %u ran "
+			     "%u.%03ux as fast as limit 1): not the device this "
+			     "test needs", o.last, gain / 1000, gain % 1000);
+	}
 	EXPECT_GE(4U, o.last) TH_LOG("ended at %u", o.last);
 	EXPECT_GT(self->max_limit, o.hi);
 }

@@ -152,7 +152,7 @@ fi
 
 # Kernel lines ("[   12.345678] ...", possibly after test output on the same
 # line) reporting a problem; the echo of our own command line is not one.
-bad_re='WARNING:|BUG:|Oops|general protection fault|soft lockup|hung_task|blocked for more than|refcount_t:|kmemleak|UBSAN|KASAN|list_add corruption|list_del corruption|Call Trace:|kernel BUG at|Kernel panic|detected stalls|unreferenced object'
+bad_re='WARNING:|BUG:|Oops|general protection fault|soft lockup|hung_task|blocked for more than|refcount_t:|suspected memory leak|UBSAN|KASAN|list_add corruption|list_del corruption|Call Trace:|kernel BUG at|Kernel panic|detected stalls|unreferenced object'
 if grep -nE "\[ *[0-9]+\.[0-9]{6}\] .*($bad_re)" "$LOG" |
 	grep -vi 'command line:' >"$problems"; then
 	nproblems=$(wc -l <"$problems")
