@@ -28,8 +28,11 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/kernel_stat.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/seq_file.h>
 #include <linux/task_io_accounting_ops.h>
 #include <linux/tick.h>
@@ -488,6 +491,86 @@ static long iopa_sub_get_state(struct iopa_submitter *sub, void __user *argp)
 	iopa_state_fill(sub, &st, &p);
 	spin_unlock(&sub->ctx->lock);
 	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+static void iopa_sub_info_fill(struct iopa_submitter *sub,
+			       struct iopa_sub_info *info,
+			       const struct iopa_ctl_params *p)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+
+	lockdep_assert_held(&ctx->lock);
+	info->ctx_id = ctx->id;
+	info->sub_id = sub->id;
+	info->pid = pid_vnr(sub->pid);
+	info->ctx_workers = ctx->nr_workers;
+	info->ctx_waiting = ctx->nr_waiting;
+	strscpy(info->comm, sub->comm, sizeof(info->comm));
+	iopa_state_fill(sub, &info->state, p);
+	iopa_stats_fill(&info->stats, sub->stat, sub->nr);
+}
+
+/**
+ * iopa_ctx_list_subs() - IOPA_IOC_LIST_SUBMITTERS
+ * @self: the context the command came on
+ * @argp: the user's struct iopa_list
+ *
+ * A snapshot of the open submitters of @self, or of every context with
+ * IOPA_LIST_F_ALL, which needs CAP_SYS_ADMIN: the listing shows other
+ * users' processes and their rates.
+ *
+ * Return: 0, -EFAULT, -EINVAL, -EPERM or -ENOMEM.
+ */
+long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp)
+{
+	struct iopa_sub_info *info = NULL;
+	struct iopa_submitter *sub;
+	struct iopa_ctl_params p;
+	struct iopa_list arg;
+	struct iopa_ctx *ctx;
+	u32 total = 0, filled = 0;
+	long ret = 0;
+
+	BUILD_BUG_ON(sizeof(info->comm) != TASK_COMM_LEN);
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~IOPA_LIST_F_MASK) ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+	if (arg.nr > IOPA_LIST_MAX)
+		return -EINVAL;
+	if ((arg.flags & IOPA_LIST_F_ALL) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (arg.nr) {
+		info = kvcalloc(arg.nr, sizeof(*info), GFP_KERNEL_ACCOUNT);
+		if (!info)
+			return -ENOMEM;
+	}
+
+	iopa_params_get(&p);
+	mutex_lock(&iopa_ctx_list_lock);
+	list_for_each_entry(ctx, &iopa_ctx_list, node) {
+		if (ctx != self && !(arg.flags & IOPA_LIST_F_ALL))
+			continue;
+		spin_lock(&ctx->lock);
+		list_for_each_entry(sub, &ctx->subs, ctx_node) {
+			if (filled < arg.nr)
+				iopa_sub_info_fill(sub, &info[filled++], &p);
+			total++;
+		}
+		spin_unlock(&ctx->lock);
+	}
+	mutex_unlock(&iopa_ctx_list_lock);
+
+	if (filled && copy_to_user(u64_to_user_ptr(arg.subs), info,
+				   array_size(filled, sizeof(*info))))
+		ret = -EFAULT;
+	kvfree(info);
+	if (ret)
+		return ret;
+	arg.total = total;
+	arg.filled = filled;
+	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
 
 /**

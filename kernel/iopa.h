@@ -171,6 +171,8 @@ struct iopa_adapt_cycle {
  * @sorted: L: in SORTED or CSCAN order, the PENDING jobs by (location, id)
  * @sweep_pos: L: location of the job the sweep dispatched last
  * @sweep_down: L: the sweep is going down
+ * @pid: I: thread group of the creating process (IOPA_IOC_LIST_SUBMITTERS)
+ * @comm: I: its command name then
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;
@@ -201,6 +203,8 @@ struct iopa_submitter {
 	struct rb_root		sorted;
 	u64			sweep_pos;
 	bool			sweep_down;
+	struct pid		*pid;
+	char			comm[TASK_COMM_LEN];
 };
 
 /**
@@ -350,6 +354,7 @@ bool iopa_is_worker_file(const struct file *file);
 void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id);
 void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc);
 void iopa_sub_update(struct iopa_submitter *sub);
+void iopa_stats_fill(struct iopa_stats *st, const u64 *stat, const u32 *nr);
 void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
 struct iopa_ctx *iopa_ctx_alloc(void);
 void iopa_ctx_put(struct iopa_ctx *ctx);
@@ -367,6 +372,7 @@ void iopa_adapt_job_started(struct iopa_kjob *job);
 void iopa_adapt_job_done(struct iopa_kjob *job);
 void iopa_adapt_note_file(struct iopa_submitter *sub,
 			  const struct file *file);
+long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp);
 long iopa_adapt_ioctl(struct iopa_submitter *sub, unsigned int cmd,
 		      void __user *argp);
 void iopa_params_get(struct iopa_ctl_params *p);

@@ -133,6 +133,7 @@ static void iopa_sub_release_ref(struct kref *ref)
 						  ref);
 
 	iopa_ctx_put(sub->ctx);
+	put_pid(sub->pid);
 	kfree(sub);
 	atomic_long_dec(&iopa_totals.submitters);
 }
@@ -695,8 +696,15 @@ static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
 	return n;
 }
 
-static void iopa_stats_fill(struct iopa_stats *st, const u64 *stat,
-			    const u32 *nr)
+/**
+ * iopa_stats_fill() - the counters of struct iopa_stats
+ * @st: filled in (the nr_* fields are left alone)
+ * @stat: a context's or submitter's event counters
+ * @nr: its jobs per counted state
+ *
+ * Context: the owner's ctx->lock held.
+ */
+void iopa_stats_fill(struct iopa_stats *st, const u64 *stat, const u32 *nr)
 {
 	st->submitted = stat[IOPA_STAT_SUBMITTED];
 	st->dispatched = stat[IOPA_STAT_DISPATCHED];
@@ -714,7 +722,7 @@ static long iopa_get_features(void __user *argp)
 		.abi_version = IOPA_ABI_VERSION,
 		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL |
 			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
-			    IOPA_FEAT_ORDER,
+			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
@@ -854,11 +862,14 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 	INIT_LIST_HEAD(&sub->rr_node);
 	init_waitqueue_head(&sub->wq);
 	sub->ctx = ctx;
+	sub->pid = get_task_pid(current, PIDTYPE_TGID);
+	get_task_comm(sub->comm, current);
 	iopa_adapt_init(sub, arg.limit);
 
 	spin_lock(&ctx->lock);
 	if (ctx->nr_submitters >= READ_ONCE(iopa_tunables.max_submitters)) {
 		spin_unlock(&ctx->lock);
+		put_pid(sub->pid);
 		kfree(sub);
 		return -ENOSPC;
 	}
@@ -1265,6 +1276,8 @@ long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
 		st.nr_waiting = ctx->nr_waiting;
 		spin_unlock(&ctx->lock);
 		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	case IOPA_IOC_LIST_SUBMITTERS:
+		return iopa_ctx_list_subs(ctx, argp);
 	}
 	return -ENOTTY;
 }

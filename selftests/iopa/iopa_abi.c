@@ -1316,6 +1316,7 @@ static const struct cmd_case all_cmds[] = {
 	CMD(IOPA_IOC_SET_LIMIT), CMD(IOPA_IOC_GET_LIMIT), CMD(IOPA_IOC_FETCH),
 	CMD(IOPA_IOC_COMPLETE), CMD(IOPA_IOC_COMPLETE_AND_FETCH),
 	CMD(IOPA_IOC_SET_ADAPT), CMD(IOPA_IOC_GET_STATE),
+	CMD(IOPA_IOC_LIST_SUBMITTERS),
 };
 
 /* Which fd kinds accept a command: c = context, s = submitter, w = worker. */
@@ -1324,7 +1325,8 @@ static const char *cmd_kinds(unsigned long cmd)
 	switch (cmd) {
 	case IOPA_IOC_GET_FEATURES:	return "csw";
 	case IOPA_IOC_SUBMITTER_CREATE:
-	case IOPA_IOC_WORKER_CREATE:	return "c";
+	case IOPA_IOC_WORKER_CREATE:
+	case IOPA_IOC_LIST_SUBMITTERS:	return "c";
 	case IOPA_IOC_GET_STATS:	return "cs";
 	case IOPA_IOC_SUBMIT:
 	case IOPA_IOC_REAP:
@@ -1358,7 +1360,7 @@ TEST_F(abi, wrong_fd_kind_enotty)
 			checked++;
 		}
 	}
-	ASSERT_EQ(25, checked);
+	ASSERT_EQ(27, checked);
 	ASSERT_STATS_INVARIANT(self->ctx);
 }
 
@@ -1417,6 +1419,102 @@ TEST_F(abi, bad_arg_pointer_efault)
 }
 
 /* ---- contexts ---------------------------------------------------------- */
+
+/* IOPA_IOC_LIST_SUBMITTERS into @info (room @nr): 0 or -errno. */
+static int list_subs(int ctx, struct iopa_sub_info *info, uint32_t nr,
+		     uint32_t flags, struct iopa_list *out)
+{
+	struct iopa_list l = {
+		.subs = (uintptr_t)info, .nr = nr, .flags = flags,
+	};
+	int r = iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l);
+
+	if (out)
+		*out = l;
+	return r;
+}
+
+/*
+ * Without IOPA_LIST_F_ALL: the caller's context only, in creation order,
+ * each entry what GET_STATE and GET_STATS on the submitter answer, the
+ * creator's pid and comm; a closed submitter is gone.
+ */
+TEST_F(abi, list_own_context)
+{
+	struct iopa_sub_info info[4];
+	struct iopa_state st;
+	struct iopa_stats ss;
+	struct iopa_list l;
+	struct iopa_work w;
+	char comm[16] = { 0 };
+	int ctx2, other, sub2;
+
+	ctx2 = iopa_open_ctx();
+	ASSERT_LE(0, ctx2);
+	other = iopa_submitter_create(ctx2, 1);		/* not listed */
+	ASSERT_LE(0, other);
+	sub2 = iopa_submitter_create(self->ctx, 3);
+	ASSERT_LE(0, sub2);
+	ASSERT_EQ(3, iopa_submit_many(self->sub, self->file, 1, 3));
+	ASSERT_EQ(0, iopa_run_one(self->wrk, 0, &w));
+	ASSERT_EQ(0, prctl(PR_GET_NAME, comm));
+
+	memset(info, 0xa5, sizeof(info));
+	ASSERT_EQ(0, list_subs(self->ctx, info, 4, 0, &l));
+	EXPECT_EQ(2U, l.total);
+	ASSERT_EQ(2U, l.filled);
+	EXPECT_EQ(info[0].ctx_id, info[1].ctx_id);
+	EXPECT_LT(info[0].sub_id, info[1].sub_id);
+	EXPECT_EQ(getpid(), info[0].pid);
+	EXPECT_STREQ(comm, info[0].comm);
+	EXPECT_EQ(1U, info[0].ctx_workers);
+	EXPECT_EQ(0U, info[0].reserved0);
+
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &ss));
+	EXPECT_EQ(st.limit, info[0].state.limit);
+	EXPECT_EQ(st.policy, info[0].state.policy);
+	EXPECT_EQ(2U, info[0].state.pending);
+	EXPECT_EQ(0, memcmp(&ss, &info[0].stats, sizeof(ss)));
+	EXPECT_EQ(3ULL, info[0].stats.submitted);
+	EXPECT_EQ(1ULL, info[0].stats.completed);
+	ASSERT_EQ(0, iopa_get_state(sub2, &st));
+	EXPECT_EQ(3U, info[1].state.limit);
+	EXPECT_EQ(0ULL, info[1].stats.submitted);
+
+	/* nr 0 counts, a smaller room fills what fits */
+	ASSERT_EQ(0, list_subs(self->ctx, NULL, 0, 0, &l));
+	EXPECT_EQ(2U, l.total);
+	EXPECT_EQ(0U, l.filled);
+	ASSERT_EQ(0, list_subs(self->ctx, info, 1, 0, &l));
+	EXPECT_EQ(2U, l.total);
+	EXPECT_EQ(1U, l.filled);
+
+	close(sub2);
+	ASSERT_EQ(0, list_subs(self->ctx, info, 4, 0, &l));
+	EXPECT_EQ(1U, l.total);
+	/* root sees every context's */
+	if (geteuid() == 0) {
+		ASSERT_EQ(0, list_subs(self->ctx, NULL, 0, IOPA_LIST_F_ALL, &l));
+		EXPECT_LE(2U, l.total);
+	}
+	close(other);
+	close(ctx2);
+}
+
+TEST_F(abi, list_bad_args)
+{
+	struct iopa_list l = { .nr = 1 };
+
+	EXPECT_EQ(-EINVAL, list_subs(self->ctx, NULL, 0, 0x2, NULL));
+	l.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	EXPECT_EQ(-EINVAL, list_subs(self->ctx, NULL, IOPA_LIST_MAX + 1, 0, NULL));
+	/* room that is not there: nothing written, EFAULT */
+	EXPECT_EQ(-EFAULT, list_subs(self->ctx, unmapped_page(), 1, 0, NULL));
+	EXPECT_EQ(-EFAULT, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS,
+				      unmapped_page()));
+}
 
 TEST_F(abi, foreign_context)
 {

@@ -340,6 +340,51 @@ TEST_F(sec, worker_gets_the_submitters_access)
 }
 
 /*
+ * IOPA_IOC_LIST_SUBMITTERS: a context holder lists its own context's
+ * submitters; every context's (other users' processes) needs
+ * CAP_SYS_ADMIN.
+ */
+static int child_list(void *arg)
+{
+	struct passed *p = arg;
+	struct iopa_list l = { 0 };
+	int ctx;
+
+	ctx = iopa_recv_fd(p->sock);
+	if (ctx < 0)
+		return 80;
+	if (iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l) || l.total != 1)
+		return 81;
+	l.flags = IOPA_LIST_F_ALL;
+	if (iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l) != -EPERM)
+		return 82;
+	close(ctx);
+	return 0;
+}
+
+TEST_F(sec, list_all_needs_cap_sys_admin)
+{
+	struct passed p = { .path = self->path };
+	struct iopa_list l = { .flags = IOPA_LIST_F_ALL };
+	int sv[2], ctx, sub;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	ctx = iopa_open_ctx();
+	ASSERT_LE(0, ctx);
+	sub = iopa_submitter_create(ctx, 1);
+	ASSERT_LE(0, sub);
+	ASSERT_EQ(0, iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	EXPECT_LE(1U, l.total);
+	ASSERT_EQ(0, iopa_send_fd(sv[0], ctx));
+	p.sock = sv[1];
+	EXPECT_EQ(0, run_as_nobody(0, child_list, &p));
+	close(sub);
+	close(ctx);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
  * A job names its file by an fd that can do I/O: an O_PATH fd (which
  * grants no access to the file) is refused like a closed one.
  */

@@ -55,6 +55,8 @@
  * mapping.
  */
 #define BUF_SIZE	(40 * PAGE)
+/* LIST_SUBMITTERS entries in a page (arg_ptr() hands out one page) */
+#define LIST_ROOM	(PAGE / sizeof(struct iopa_sub_info))
 
 enum kind { K_NONE, K_CTX, K_SUB, K_WRK, K_FILE };
 
@@ -76,7 +78,8 @@ static char *_Atomic victim;
 static const char *files[] = { "/tmp/iopa-fuzz-a", "/tmp/iopa-fuzz-b" };
 
 static const char *tunables[] = {
-	"max_jobs", "max_submitters", "max_workers", "increase_threshold",
+	"max_jobs", "max_submitters", "max_workers", "max_total_jobs",
+	"increase_threshold",
 	"decrease_threshold", "fast_cycle_ms", "normal_cycle_ms",
 	"hold_cycle_ms", "history", "init_limit", "fast_cap", "max_limit",
 };
@@ -339,7 +342,7 @@ static void do_ioctl(char *buf, char *guarded)
 		IOPA_IOC_REAP, IOPA_IOC_CANCEL, IOPA_IOC_SET_LIMIT,
 		IOPA_IOC_GET_LIMIT, IOPA_IOC_SET_ADAPT, IOPA_IOC_GET_STATE,
 		IOPA_IOC_SET_ORDER, IOPA_IOC_FETCH, IOPA_IOC_COMPLETE,
-		IOPA_IOC_COMPLETE_AND_FETCH,
+		IOPA_IOC_COMPLETE_AND_FETCH, IOPA_IOC_LIST_SUBMITTERS,
 	};
 	unsigned long cmd, max;
 	void *argp;
@@ -352,7 +355,8 @@ static void do_ioctl(char *buf, char *guarded)
 		do {
 			cmd = _IOC(below(4), below(8) ? IOPA_IOC_MAGIC : below(256),
 				   below(0x40), below(256));
-		} while (cmd == IOPA_IOC_REAP);	/* its pointer is written */
+		} while (cmd == IOPA_IOC_REAP ||	/* their pointers are written */
+			 cmd == IOPA_IOC_LIST_SUBMITTERS);
 	} else {
 		cmd = cmds[below(sizeof(cmds) / sizeof(cmds[0]))];
 	}
@@ -400,6 +404,29 @@ static void do_ioctl(char *buf, char *guarded)
 			a->cqes = cqes;
 		}
 		fd = get_fd(below(8) ? K_SUB : K_NONE);
+		break;
+	}
+	case IOPA_IOC_LIST_SUBMITTERS: {
+		struct iopa_list *a = (void *)buf;
+		uint64_t subs;
+
+		/* room for LIST_ROOM entries, or more asked than the
+		 * kernel accepts */
+		subs = (uintptr_t)arg_ptr(buf + PAGE, LIST_ROOM *
+					  sizeof(struct iopa_sub_info), guarded);
+		a->subs = subs;
+		a->nr = below(8) ? below(LIST_ROOM + 1) :
+			IOPA_LIST_MAX + 1 + below(1 << 20);
+		a->flags = below(4) ? IOPA_LIST_F_ALL * below(2) : val();
+		if (!below(8)) {
+			uint32_t nr = a->nr;
+
+			mutate(a, sizeof(*a));
+			a->subs = subs;
+			if (a->nr > LIST_ROOM && a->nr <= IOPA_LIST_MAX)
+				a->nr = nr;
+		}
+		fd = get_fd(below(8) ? K_CTX : K_NONE);
 		break;
 	}
 	case IOPA_IOC_FETCH:
