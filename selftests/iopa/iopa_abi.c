@@ -67,7 +67,8 @@ TEST_F(abi, get_features)
 		ASSERT_EQ(0, iopa_ioctl(fds[i], IOPA_IOC_GET_FEATURES, &f));
 		EXPECT_EQ((__u32)IOPA_ABI_VERSION, f.abi_version);
 		EXPECT_EQ(IOPA_FEAT_IOCTL | IOPA_FEAT_POLL | IOPA_FEAT_ADAPTIVE |
-			  IOPA_FEAT_URING_CMD | IOPA_FEAT_ORDER,
+			  IOPA_FEAT_URING_CMD | IOPA_FEAT_ORDER |
+			  IOPA_FEAT_LIST,
 			  f.features);
 		EXPECT_EQ((__u32)IOPA_BATCH_MAX, f.batch_max);
 		EXPECT_EQ((__u32)IOPA_LIMIT_MAX, f.limit_max);

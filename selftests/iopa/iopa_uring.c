@@ -655,7 +655,8 @@ TEST_F(uring, submit_at_caps)
 	EXPECT_EQ(-ENOSPC, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT,
 				    &j, sizeof(j), 2));
 	EXPECT_EQ(0, iopa_sysfs_write("max_total_jobs", old_total));
-	EXPECT_EQ(2, iopa_cancel(self->sub, 0, IOPA_CANCEL_F_ALL));
+	EXPECT_EQ(1, iopa_cancel(self->sub, 0, 0));
+	EXPECT_EQ(1, iopa_cancel(self->sub, 1, 0));
 	io_uring_queue_exit(&r);
 }
 

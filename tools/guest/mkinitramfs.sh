@@ -104,6 +104,10 @@ build_base() {
 	local st m f mods rel
 	st=$(mktemp -d "${TMPDIR:-/tmp}/iopa-initramfs.XXXXXX")
 	mkdir -p "$st"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,root,mnt}
+	# mktemp -d made the root 0700: other users (the security tests
+	# run as nobody) could reach no path at all
+	chmod 755 "$st"
+	chmod 1777 "$st/tmp"
 	mkdir -p "$st/lib/modules/$KVER"
 
 	cp /bin/busybox "$st/bin/busybox"
