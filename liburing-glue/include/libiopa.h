@@ -58,6 +58,9 @@ int iopa_reap(int sub_fd, struct iopa_cqe *cqes, unsigned int nr,
 int iopa_cancel(int sub_fd, uint64_t user_data, unsigned int flags);
 int iopa_set_limit(int sub_fd, unsigned int limit);
 int iopa_set_order(int sub_fd, unsigned int order);
+int iopa_list_submitters(int ctx_fd, struct iopa_sub_info *subs,
+			 unsigned int nr, unsigned int flags,
+			 unsigned int *total);
 int iopa_get_limit(int sub_fd, unsigned int *flags);
 int iopa_set_adapt(int sub_fd, unsigned int policy, unsigned int min,
 		   unsigned int max);

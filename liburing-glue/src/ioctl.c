@@ -97,6 +97,25 @@ IOPA_EXPORT int iopa_cancel(int sub_fd, uint64_t user_data, unsigned int flags)
 	return iopa_ioctl(sub_fd, IOPA_IOC_CANCEL, &c);
 }
 
+IOPA_EXPORT int iopa_list_submitters(int ctx_fd, struct iopa_sub_info *subs,
+				     unsigned int nr, unsigned int flags,
+				     unsigned int *total)
+{
+	struct iopa_list l;
+	int r;
+
+	memset(&l, 0, sizeof(l));
+	l.subs = (uintptr_t)subs;
+	l.nr = nr;
+	l.flags = flags;
+	r = iopa_ioctl(ctx_fd, IOPA_IOC_LIST_SUBMITTERS, &l);
+	if (r < 0)
+		return r;
+	if (total)
+		*total = l.total;
+	return (int)l.filled;
+}
+
 IOPA_EXPORT int iopa_set_limit(int sub_fd, unsigned int limit)
 {
 	struct iopa_limit l;

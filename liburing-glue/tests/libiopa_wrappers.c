@@ -195,6 +195,26 @@ TEST_F(w, order)
 	EXPECT_EQ((unsigned int)IOPA_ORDER_FIFO, state.order);
 }
 
+TEST_F(w, list_submitters)
+{
+	struct iopa_sub_info info[2];
+	struct iopa_state state;
+	unsigned int total = 0;
+
+	if (!(self->feat.features & IOPA_FEAT_LIST))
+		SKIP(return, "no IOPA_FEAT_LIST");
+	EXPECT_EQ(0, iopa_list_submitters(self->ctx, NULL, 0, 0, &total));
+	EXPECT_EQ(1U, total);
+	memset(info, 0xa5, sizeof(info));
+	ASSERT_EQ(1, iopa_list_submitters(self->ctx, info, 2, 0, NULL));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+	EXPECT_EQ(state.limit, info[0].state.limit);
+	EXPECT_EQ(getpid(), info[0].pid);
+	EXPECT_EQ(-EINVAL, iopa_list_submitters(self->ctx, info, 2, 0x80, NULL));
+	EXPECT_EQ(-ENOTTY, iopa_list_submitters(self->sub, info, 2, 0, NULL));
+	EXPECT_EQ(-EBADF, iopa_list_submitters(-1, info, 2, 0, NULL));
+}
+
 TEST_F(w, limits)
 {
 	unsigned int flags = 0x55;

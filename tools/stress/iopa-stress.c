@@ -54,6 +54,12 @@
 #define BATCH		256
 #define MORTAL_JOBS	20000	/* jobs of a submitter that may be killed */
 #define JOB_FILE	"/tmp/iopa-stress-job"
+/*
+ * A submitter that has sent everything and reaped nothing for this long
+ * reports its missing jobs as lost and stops, instead of hanging the run
+ * (workers are always running; a kill requeues within milliseconds).
+ */
+#define STALL_S		60
 
 struct shared {
 	atomic_ulong violations;
@@ -178,9 +184,18 @@ static void worker(void)
 
 /* ---- submitter ----------------------------------------------------------- */
 
+static time_t mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
 /*
  * Submit @n jobs from @first, reaping as we go; change the limit now and
- * then.  Exits 0 when every job is reaped exactly once.
+ * then.  Exits 0 when every job is reaped exactly once, 3 when jobs were
+ * lost (no completion for STALL_S seconds with all of them sent).
  */
 static void submitter(uint64_t first, uint64_t n)
 {
@@ -188,6 +203,7 @@ static void submitter(uint64_t first, uint64_t n)
 	struct iopa_job jobs[BATCH];
 	struct iopa_cqe cqes[BATCH];
 	uint64_t sent = 0, got = 0;
+	time_t progress = mono_s();
 	int sfd, i;
 
 	rs ^= first * 7 + getpid();
@@ -252,6 +268,14 @@ static void submitter(uint64_t first, uint64_t n)
 				got++;
 			}
 			atomic_fetch_add(&sh->reaped, r > 0 ? r : 0);
+			if (r > 0 || sent < n) {
+				progress = mono_s();
+			} else if (mono_s() - progress > STALL_S) {
+				violation("submitter from job %lu: %ld jobs lost "
+					  "(never completed)", first,
+					  (long)(n - got));
+				_exit(3);
+			}
 		}
 	}
 	close(sfd);

@@ -52,10 +52,12 @@ static void each_wrapper(int fd, int want)
 	struct iopa_job job;
 	struct iopa_cqe cqe;
 	struct iopa_work work;
-	unsigned int flags = 12345;
+	unsigned int flags = 12345, total = 54321;
 
 	memset(&job, 0, sizeof(job));
 	EXPECT_ERR(want, iopa_get_features(fd, &feat));
+	EXPECT_ERR(want, iopa_list_submitters(fd, NULL, 0, 0, &total));
+	CHECK(total == 54321);	/* untouched on failure */
 	EXPECT_ERR(want, iopa_submitter_create(fd, 0, 0));
 	EXPECT_ERR(want, iopa_worker_create(fd, 0));
 	EXPECT_ERR(want, iopa_get_stats(fd, &st));
