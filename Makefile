@@ -7,6 +7,7 @@
 #   make tools           tools/iopa-demo, liburing-glue (libiopa), tools/iopa-sum
 #   make selftests       selftests/iopa (kselftest harness from KSFT_INC)
 #   make install         module (modules_install) + uapi header + libiopa + iopa-sum
+#                        + udev rule (and, without DESTDIR, the group "iopa")
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
 #   make bench           benchmarks in QEMU guests (figures printed, not asserted):
@@ -28,7 +29,7 @@
 #             .cache/ on first use (tools/guest/fetch-kernel.sh)
 #   KSFT_INC  dir with kselftest_harness.h; default: extracted from
 #             linux-source-6.12 into .cache/ksrc (tools/guest/fetch-ksrc.sh)
-#   DESTDIR, PREFIX (/usr/local)   for install
+#   DESTDIR, PREFIX (/usr/local), UDEVDIR (/usr/lib/udev)   for install
 #
 # Nothing is run as root except by deps.sh, which installs missing Debian
 # packages (build tools, QEMU, busybox, fio...) when it can.
@@ -37,6 +38,7 @@ TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 GUEST := $(TOP)/tools/guest
 PREFIX ?= /usr/local
 DESTDIR ?=
+UDEVDIR ?= /usr/lib/udev
 
 KSFT_INC_DEFAULT := $(TOP)/.cache/ksrc/tools/testing/selftests
 KSFT_INC ?= $(KSFT_INC_DEFAULT)
@@ -102,6 +104,11 @@ install: module
 		$(DESTDIR)$(PREFIX)/include/linux/iopa.h
 	$(MAKE) -C $(TOP)/liburing-glue install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	$(MAKE) -C $(TOP)/tools/iopa-sum install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	install -D -m 644 $(TOP)/tools/udev/60-iopa.rules \
+		$(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
+	@if [ -z "$(DESTDIR)" ] && ! getent group iopa >/dev/null; then \
+		echo "groupadd --system iopa"; groupadd --system iopa; \
+	fi
 
 check:
 	$(TOP)/tools/check/run-checks.sh

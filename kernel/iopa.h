@@ -268,7 +268,8 @@ struct iopa_kjob {
  * struct iopa_totals - module-wide counters, shown in sysfs
  * @stat: events since load
  * @nr: jobs per counted state
- * @jobs: job objects allocated and not yet freed
+ * @jobs: jobs charged against max_total_jobs: job objects allocated and
+ *	not yet freed, and room reserved by SUBMITs building their jobs
  * @contexts: live contexts
  * @submitters: live submitter objects (open, or closed with running jobs)
  * @workers: live workers
@@ -287,6 +288,7 @@ struct iopa_totals {
  * @max_jobs: outstanding (submitted, unreaped) jobs per submitter
  * @max_submitters: live submitters per context
  * @max_workers: live workers per context
+ * @max_total_jobs: jobs of the whole module (iopa_totals.jobs)
  *
  * Read with READ_ONCE(): a new value applies to the next check.
  */
@@ -294,6 +296,7 @@ struct iopa_tunables {
 	unsigned int		max_jobs;
 	unsigned int		max_submitters;
 	unsigned int		max_workers;
+	unsigned int		max_total_jobs;
 };
 
 /*

@@ -142,6 +142,30 @@ static void iopa_sub_put(struct iopa_submitter *sub)
 	kref_put(&sub->ref, iopa_sub_release_ref);
 }
 
+/*
+ * Charge up to @want jobs against max_total_jobs; returns how many were
+ * charged (0 when the module is at the cap).  iopa_total_uncharge()
+ * gives them back: for room not used, and for each job freed.
+ */
+static u32 iopa_total_charge(u32 want)
+{
+	long max = READ_ONCE(iopa_tunables.max_total_jobs);
+	long cur = atomic_long_read(&iopa_totals.jobs);
+	long got;
+
+	do {
+		if (cur >= max)
+			return 0;
+		got = min_t(long, want, max - cur);
+	} while (!atomic_long_try_cmpxchg(&iopa_totals.jobs, &cur, cur + got));
+	return got;
+}
+
+static void iopa_total_uncharge(u32 nr)
+{
+	atomic_long_sub(nr, &iopa_totals.jobs);
+}
+
 /* Free a job that is GONE or NEW, outside ctx->lock. */
 static void iopa_job_free(struct iopa_kjob *job)
 {
@@ -151,7 +175,7 @@ static void iopa_job_free(struct iopa_kjob *job)
 		fput(job->file);
 	iopa_sub_put(job->sub);
 	kmem_cache_free(iopa_job_cache, job);
-	atomic_long_dec(&iopa_totals.jobs);
+	iopa_total_uncharge(1);
 }
 
 /**
@@ -355,13 +379,19 @@ static bool iopa_sub_has_done(struct iopa_submitter *sub)
  * iopa_sub_reserve() - reserve room for up to @want jobs
  * @sub: the submitter
  * @want: jobs to be built
- * @wait: wait (interruptibly) while there is no room
+ * @wait: wait (interruptibly) while the submitter has no room
  *
- * Return: the room reserved (>= 1), -EAGAIN or -ERESTARTSYS.
+ * Room is taken from the submitter's max_jobs and from the module's
+ * max_total_jobs.  Only the first is waited for: the second is a bound
+ * on the whole module's memory, freed by other users' reaping, and is
+ * answered at once.  iopa_sub_enqueue() gives back what is not used.
+ *
+ * Return: the room reserved (>= 1), -EAGAIN (the submitter is full),
+ * -ENOSPC (the module is full) or -ERESTARTSYS.
  */
 int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 {
-	u32 got;
+	u32 got, charged;
 
 	for (;;) {
 		spin_lock(&sub->ctx->lock);
@@ -369,12 +399,20 @@ int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 		sub->nr_reserved += got;
 		spin_unlock(&sub->ctx->lock);
 		if (got)
-			return got;
+			break;
 		if (!wait)
 			return -EAGAIN;
 		if (wait_event_interruptible(sub->wq, iopa_sub_has_room(sub)))
 			return -ERESTARTSYS;
 	}
+	charged = iopa_total_charge(got);
+	if (charged < got) {
+		spin_lock(&sub->ctx->lock);
+		sub->nr_reserved -= got - charged;
+		spin_unlock(&sub->ctx->lock);
+		wake_up(&sub->wq);
+	}
+	return charged ? charged : -ENOSPC;
 }
 
 /*
@@ -399,7 +437,8 @@ static bool iopa_job_file_ok(const struct file *file)
  * iopa_kjob_new() - check a job description and allocate its job
  * @sub: the submitter
  * @desc: the description, a kernel copy
- * @jobp: the new job (NEW, holding its own file reference)
+ * @jobp: the new job (NEW, holding its own file reference), built in room
+ *	taken by iopa_sub_reserve()
  *
  * Return: 0, -EINVAL, -EBADF or -ENOMEM.
  */
@@ -425,7 +464,6 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		fput(file);
 		return -ENOMEM;
 	}
-	atomic_long_inc(&iopa_totals.jobs);
 	kref_get(&sub->ref);
 	job->sub = sub;
 	job->file = file;
@@ -462,6 +500,7 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 		list_move_tail(&job->node, &sub->pending);
 	}
 	sub->nr_reserved -= nr + unused;
+	iopa_total_uncharge(unused);
 	iopa_stat_add(sub, IOPA_STAT_SUBMITTED, nr);
 	iopa_sub_update(sub);
 	iopa_kick_workers(ctx, nr);

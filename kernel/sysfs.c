@@ -16,6 +16,7 @@ struct iopa_tunables iopa_tunables = {
 	.max_jobs	= 16384,
 	.max_submitters	= 256,
 	.max_workers	= 1024,
+	.max_total_jobs	= 262144,
 };
 
 /**
@@ -75,6 +76,12 @@ static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
 		.val	= &iopa_tunables.max_workers,
 		.min	= 1,
 		.max	= 65536,
+	}, {
+		.dattr	= __ATTR(max_total_jobs, 0644, iopa_tunable_show,
+				 iopa_tunable_store),
+		.val	= &iopa_tunables.max_total_jobs,
+		.min	= 1,
+		.max	= 16777216,
 	},
 };
 
@@ -153,6 +160,7 @@ static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_tunable_attr_tbl[0].dattr.attr,
 	&iopa_tunable_attr_tbl[1].dattr.attr,
 	&iopa_tunable_attr_tbl[2].dattr.attr,
+	&iopa_tunable_attr_tbl[3].dattr.attr,
 	&iopa_param_attr_tbl[0].dattr.attr,
 	&iopa_param_attr_tbl[1].dattr.attr,
 	&iopa_param_attr_tbl[2].dattr.attr,

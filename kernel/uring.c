@@ -330,7 +330,7 @@ static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
 	if (arg.flags || (!commit && arg.res))
 		return -EINVAL;
-	uf = kzalloc(sizeof(*uf), GFP_KERNEL);
+	uf = kzalloc(sizeof(*uf), GFP_KERNEL_ACCOUNT);
 	if (!uf)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&uf->node);

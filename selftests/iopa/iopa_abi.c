@@ -1571,47 +1571,6 @@ TEST_F(abi, ctx_close_keeps_objects)
  * fd passing: a process that never opened /dev/iopa receives the context
  * fd over SCM_RIGHTS, becomes a worker and runs the parent's job.
  */
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-	int fd;
-
-	if (iopa_wait_readable(sock, IOPA_LONG_MS) != 1)
-		return -ETIMEDOUT;
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -errno;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -EPROTO;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 /* Child side; returns the exit code: 0 ok, 10+ step that failed. */
 static int fd_passing_child(int sock)
 {
@@ -1620,7 +1579,7 @@ static int fd_passing_child(int sock)
 	struct stat sb;
 	int ctx, wrk;
 
-	ctx = recv_fd(sock);
+	ctx = iopa_recv_fd(sock);
 	if (ctx < 0)
 		return 10;
 	if (iopa_get_features(ctx, &f) || f.abi_version != IOPA_ABI_VERSION)
@@ -1683,7 +1642,7 @@ TEST_F(passing, fd_passing_scm_rights)
 	sub = iopa_submitter_create(ctx, 1);
 	ASSERT_LE(0, sub);
 	ASSERT_EQ(1, iopa_submit_one(sub, file, 0x5ca1ab1e));
-	ASSERT_EQ(0, send_fd(sv[0], ctx));
+	ASSERT_EQ(0, iopa_send_fd(sv[0], ctx));
 	/* our own context fd is not needed any more */
 	close(ctx);
 

@@ -658,11 +658,13 @@ TEST_F_TIMEOUT(sched, ten_thousand_jobs, 240)
 
 /* ---- sysfs tunables: pending cap, ENOSPC caps -------------------------- */
 
-static const char * const tunables[] = { "max_jobs", "max_submitters", "max_workers" };
+static const char * const tunables[] = {
+	"max_jobs", "max_submitters", "max_workers", "max_total_jobs",
+};
 
 FIXTURE(tun) {
-	uint64_t old[3];
-	bool saved[3];
+	uint64_t old[4];
+	bool saved[4];
 	int ctx;
 	int wrk;
 	int file;
@@ -888,6 +890,7 @@ TEST_F(tun, sysfs_bad_values)
 		{ "max_jobs", 1048576 },
 		{ "max_submitters", 65536 },
 		{ "max_workers", 65536 },
+		{ "max_total_jobs", 16777216 },
 	};
 	static const char * const bad[] = { "0", "-1", "abc", "1x" };
 	unsigned int i, k;
@@ -976,6 +979,72 @@ TEST_F(tun, max_workers_enospc)
 	close(w[2]);
 	close(s);
 	close(ctx);
+}
+
+/* The module's jobs: stats/jobs. */
+static uint64_t total_jobs(void)
+{
+	uint64_t v = UINT64_MAX;
+
+	if (iopa_sysfs_read("stats/jobs", &v))
+		return UINT64_MAX;
+	return v;
+}
+
+/*
+ * max_total_jobs bounds the jobs of all contexts together: at the cap a
+ * SUBMIT that can take none answers ENOSPC, also with F_WAIT (it is not
+ * waited for), a batch takes what fits; a job counts until it is freed
+ * (reaped, or cancelled with its submitter), not until it completes.
+ */
+TEST_F(tun, max_total_jobs_enospc)
+{
+	int ctx2, w2, sub, sub2, i;
+	uint64_t base = total_jobs();
+	struct iopa_job jobs[3];
+	struct iopa_cqe c[4];
+
+	ASSERT_NE(UINT64_MAX, base);
+	ASSERT_EQ(0, iopa_sysfs_write("max_total_jobs", base + 4));
+	ctx2 = iopa_open_ctx();
+	ASSERT_LE(0, ctx2);
+	w2 = iopa_worker_create(ctx2);
+	ASSERT_LE(0, w2);
+	sub = iopa_submitter_create(self->ctx, 1);
+	ASSERT_LE(0, sub);
+	sub2 = iopa_submitter_create(ctx2, 1);
+	ASSERT_LE(0, sub2);
+	for (i = 0; i < 3; i++)
+		iopa_job_init(&jobs[i], self->file, 10 + i);
+
+	ASSERT_EQ(3, iopa_submit(sub, jobs, 3, 0));
+	/* another context: a batch of 3 gets the one left */
+	ASSERT_EQ(1, iopa_submit(sub2, jobs, 3, 0));
+	EXPECT_EQ(base + 4, total_jobs());
+	EXPECT_EQ(-ENOSPC, iopa_submit(sub2, jobs, 1, 0));
+	EXPECT_EQ(-ENOSPC, iopa_submit(sub2, jobs, 3, IOPA_SUBMIT_F_WAIT));
+	EXPECT_EQ(-ENOSPC, iopa_submit(sub, jobs, 1, IOPA_SUBMIT_F_WAIT));
+	/* a completed job still counts; the reaped one is freed */
+	ASSERT_EQ(0, iopa_run_one(w2, 0, NULL));
+	EXPECT_EQ(-ENOSPC, iopa_submit(sub, jobs, 1, 0));
+	ASSERT_EQ(1, iopa_reap_nb(sub2, c, 4));
+	EXPECT_EQ(base + 3, total_jobs());
+	ASSERT_EQ(1, iopa_submit(sub, jobs, 3, 0));
+	EXPECT_EQ(-ENOSPC, iopa_submit(sub2, jobs, 1, 0));
+	/* closing a submitter cancels and frees its pending jobs */
+	close(sub);
+	EXPECT_EQ(base, total_jobs());
+	EXPECT_EQ(3, iopa_submit(sub2, jobs, 3, 0));
+	/* a lower cap drops nothing: it only refuses new jobs */
+	ASSERT_EQ(0, iopa_sysfs_write("max_total_jobs", 1));
+	EXPECT_EQ(base + 3, total_jobs());
+	EXPECT_EQ(-ENOSPC, iopa_submit(sub2, jobs, 1, 0));
+	ASSERT_EQ(0, iopa_run_one(w2, 0, NULL));
+	EXPECT_EQ(1, iopa_reap_nb(sub2, c, 4));
+	close(sub2);
+	close(w2);
+	close(ctx2);
+	EXPECT_EQ(base, total_jobs());
 }
 
 TEST_HARNESS_MAIN

@@ -400,6 +400,49 @@ static inline int iopa_wait_readable(int fd, int timeout_ms)
 	return r < 0 ? r : !!(r & POLLIN);
 }
 
+/* Send @fd over the unix socket @sock (SCM_RIGHTS): 0 or -errno. */
+static inline int iopa_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'F';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+/* Receive an fd sent by iopa_send_fd() (O_CLOEXEC): the fd or -errno. */
+static inline int iopa_recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (iopa_wait_readable(sock, IOPA_LONG_MS) != 1)
+		return -ETIMEDOUT;
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
 static inline int iopa_cloexec(int fd)
 {
 	int r = fcntl(fd, F_GETFD);

@@ -624,6 +624,41 @@ TEST_F(uring, submit_pipe_fd)
 	io_uring_queue_exit(&r);
 }
 
+/*
+ * A SUBMIT at a job cap ends at once: -EAGAIN when the submitter has
+ * max_jobs outstanding, -ENOSPC when the module has max_total_jobs.
+ */
+TEST_F(uring, submit_at_caps)
+{
+	uint64_t old_max = 0, old_total = 0, jobs = 0;
+	struct io_uring r;
+	struct iopa_job j;
+	int ret;
+
+	ASSERT_EQ(0, iopa_sysfs_read("max_jobs", &old_max));
+	ASSERT_EQ(0, iopa_sysfs_read("max_total_jobs", &old_total));
+	ret = iopa_sysfs_write("max_jobs", old_max);
+	if (ret == -EACCES || ret == -EPERM)
+		SKIP(return, "cannot write the tunables (not root?)");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ring_init(&r, 4, true));
+
+	/* EXPECTs from here on, so that the tunables are put back */
+	EXPECT_EQ(0, iopa_sysfs_write("max_jobs", 2));
+	EXPECT_EQ(2, iopa_submit_many(self->sub, self->file, 0, 2));
+	iopa_job_init(&j, self->file, 1);
+	EXPECT_EQ(-EAGAIN, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT,
+				    &j, sizeof(j), 1));
+	EXPECT_EQ(0, iopa_sysfs_write("max_jobs", old_max));
+	EXPECT_EQ(0, iopa_sysfs_read("stats/jobs", &jobs));
+	EXPECT_EQ(0, iopa_sysfs_write("max_total_jobs", jobs));
+	EXPECT_EQ(-ENOSPC, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT,
+				    &j, sizeof(j), 2));
+	EXPECT_EQ(0, iopa_sysfs_write("max_total_jobs", old_total));
+	EXPECT_EQ(2, iopa_cancel(self->sub, 0, IOPA_CANCEL_F_ALL));
+	io_uring_queue_exit(&r);
+}
+
 TEST_F(uring, unknown_cmd_op)
 {
 	struct iopa_uring_fetch f = { 0 };

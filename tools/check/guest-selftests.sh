@@ -63,6 +63,29 @@ unload() {
 }
 step rmmod "rmmod iopa" unload
 
+# The shipped udev rule, applied by a real udevd to the node of a fresh
+# load: root:iopa 0660 (devtmpfs alone makes it root:root 0600).
+RULE=/iopa/tools/udev/60-iopa.rules
+udev_rule() {
+	if [ ! -x /usr/bin/udevadm ] || [ ! -f "$RULE" ]; then
+		echo "# udevadm or $RULE missing from the guest"
+		return 1
+	fi
+	mkdir -p /etc/udev/rules.d /run/udev
+	cp "$RULE" /etc/udev/rules.d/
+	grep -q '^iopa:' /etc/group 2>/dev/null || echo 'iopa:x:990:' >>/etc/group
+	ln -sf /usr/bin/udevadm /run/systemd-udevd
+	/run/systemd-udevd --daemon || return 1
+	insmod "$KO" || { udevadm control --exit; return 1; }
+	udevadm settle --timeout=60
+	got=$(ls -ln /dev/iopa | awk '{ print $1, $3, $4 }')
+	udevadm control --exit
+	rmmod iopa || return 1
+	echo "# /dev/iopa after udev: $got (want crw-rw---- 0 990)"
+	[ "$got" = "crw-rw---- 0 990" ]
+}
+step udev-rule "tools/udev/60-iopa.rules: /dev/iopa root:iopa 0660" udev_rule
+
 # With kmemleak (the debug kernel of `make check-debug`): after the unload
 # nothing the module allocated may be left unreferenced.
 if [ -d /sys/kernel/debug ] && [ ! -e /sys/kernel/debug/kmemleak ]; then

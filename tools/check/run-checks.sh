@@ -312,7 +312,7 @@ for c in $CHECKS; do
 		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring iopa-sum-check rmmod" ;;
 		guest-hdd-model) steps="hdd-model" ;;
 		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
-			tr '\n' ' ')rmmod kmemleak" ;;
+			tr '\n' ' ')rmmod udev-rule kmemleak" ;;
 		*) steps="" ;;
 		esac
 		while IFS=$'\t' read -r name p f s note; do

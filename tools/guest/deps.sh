@@ -20,7 +20,7 @@ set -eu
 pkgs_build="make gcc gcc-12 libc6-dev libelf1 libssl3 zlib1g pahole bc
 	liburing-dev pkg-config apt dpkg xz-utils ca-certificates libssl-dev"
 pkgs_guest="qemu-system-x86 busybox-static fio cpio kmod e2fsprogs xz-utils
-	coreutils"
+	coreutils udev"
 pkgs_check="perl python3 python3-docutils g++ groff-base man-db"
 pkgs_bench="python3 python3-matplotlib"
 pkgs_debug="flex bison bc libelf-dev libssl-dev dpkg-dev xz-utils"

@@ -54,7 +54,7 @@ shift
 GUEST_MODULES=${GUEST_MODULES:-"virtio_pci virtio_blk null_blk loop brd mq-deadline bfq
 	scsi_debug dm_delay dm_flakey ublk_drv"}
 GUEST_MODULES="$GUEST_MODULES ${GUEST_EXTRA_MODULES:-}"
-GUEST_BINS=${GUEST_BINS:-"/usr/bin/fio /usr/sbin/mke2fs"}
+GUEST_BINS=${GUEST_BINS:-"/usr/bin/fio /usr/sbin/mke2fs /usr/bin/udevadm"}
 # Modules /init loads at boot (for the --disk virtio disk).
 BOOT_MODULES="virtio_pci virtio_blk"
 
@@ -229,6 +229,9 @@ for f in "$TOP"/tools/iopa-demo/*.sh; do
 done
 
 # iopa-sum (put_libs brings libcrypto along), for the demo and its check.
+# The udev rule, applied by guest-selftests.sh.
+put_proj tools/udev/60-iopa.rules
+
 for f in tools/iopa-sum/iopa-sum tools/iopa-sum/mktree tools/iopa-sum/check.sh; do
 	[ ! -f "$TOP/$f" ] || put_proj "$f"
 done
