@@ -55,6 +55,8 @@
 #define IOPA_FEAT_URING_CMD	_BITULL(3)
 /* Dispatch order: IOPA_IOC_SET_ORDER, struct iopa_state.order. */
 #define IOPA_FEAT_ORDER		_BITULL(4)
+/* Listing submitters: IOPA_IOC_LIST_SUBMITTERS. */
+#define IOPA_FEAT_LIST		_BITULL(5)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -460,6 +462,60 @@ struct iopa_stats {
 	__u64	reserved[4];
 };
 
+/* Most entries one IOPA_IOC_LIST_SUBMITTERS fills. */
+#define IOPA_LIST_MAX		4096
+
+/* IOPA_IOC_LIST_SUBMITTERS: every context's, not only the caller's. */
+#define IOPA_LIST_F_ALL		0x1U
+#define IOPA_LIST_F_MASK	(IOPA_LIST_F_ALL)
+
+/**
+ * struct iopa_sub_info - one submitter, as IOPA_IOC_LIST_SUBMITTERS sees it
+ * @ctx_id: its context's number (from 1, unique while the module is loaded)
+ * @sub_id: its number within the context (from 1)
+ * @pid: the thread group id of the process that created it, in the
+ *	caller's pid namespace; 0 if that process is not visible there
+ * @ctx_workers: live workers of the context
+ * @ctx_waiting: workers of the context waiting in FETCH
+ * @reserved0: zero
+ * @comm: the creating process's command name at creation, NUL terminated
+ * @state: what IOPA_IOC_GET_STATE on the submitter answers
+ * @stats: what IOPA_IOC_GET_STATS on the submitter answers
+ * @reserved: zero
+ */
+struct iopa_sub_info {
+	__u32	ctx_id;
+	__u32	sub_id;
+	__s32	pid;
+	__u32	ctx_workers;
+	__u32	ctx_waiting;
+	__u32	reserved0;
+	char	comm[16];
+	struct iopa_state state;
+	struct iopa_stats stats;
+	__u64	reserved[4];
+};
+
+/**
+ * struct iopa_list - argument of IOPA_IOC_LIST_SUBMITTERS (context fd)
+ * @subs: user pointer to room for @nr struct iopa_sub_info
+ * @nr: entries there is room for, 0..IOPA_LIST_MAX (0: only count)
+ * @flags: IOPA_LIST_F_ALL: the open submitters of every context (needs
+ *	CAP_SYS_ADMIN); without it, those of the caller's context
+ * @total: out: the submitters there are (may be more than @nr)
+ * @filled: out: entries written, min(@nr, @total), in order of context
+ *	then submitter creation
+ * @reserved: zero
+ */
+struct iopa_list {
+	__u64	subs;
+	__u32	nr;
+	__u32	flags;
+	__u32	total;
+	__u32	filled;
+	__u64	reserved[2];
+};
+
 /**
  * struct iopa_uring_fetch - command payload of IOPA_URING_CMD_FETCH and
  * IOPA_URING_CMD_COMMIT_AND_FETCH (16 bytes: fits a normal SQE)
@@ -510,6 +566,9 @@ struct iopa_uring_fetch {
 #define IOPA_IOC_WORKER_CREATE	_IOW(IOPA_IOC_MAGIC, 0x02, struct iopa_worker_create)
 /* Context or submitter fd. */
 #define IOPA_IOC_GET_STATS	_IOR(IOPA_IOC_MAGIC, 0x03, struct iopa_stats)
+/* Context fd: a snapshot of the open submitters; 0 or -errno. */
+#define IOPA_IOC_LIST_SUBMITTERS \
+	_IOWR(IOPA_IOC_MAGIC, 0x04, struct iopa_list)
 
 /* Submitter fd. */
 #define IOPA_IOC_SUBMIT		_IOW(IOPA_IOC_MAGIC, 0x10, struct iopa_submit)
