@@ -44,11 +44,13 @@ sleep 1
 
 plan 17
 
-# logged LOG CMD...: CMD's output to LOG only.
+# logged LOG CMD...: CMD's output to LOG; its tail if CMD fails.
 logged() {
-	local log=$1
+	local log=$1 rc=0
 	shift
-	"$@" >"$log" 2>&1
+	"$@" >"$log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || tail -n 20 "$log"
+	return "$rc"
 }
 
 t "make install DESTDIR=... PREFIX=/usr (log: build/check-install/install.log)" \
