@@ -18,6 +18,8 @@
 #                        `dkms install -m iopa -v <version>` builds and installs
 #   make uninstall       removes what install installed (same variables);
 #                        without DESTDIR also depmod and ldconfig; the group stays
+#                        (tools/check/install.sh and tools/check/dkms.sh test
+#                        install, uninstall and dkms in scratch directories)
 #   make version         prints the package version (PACKAGE_VERSION in dkms.conf)
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
@@ -193,6 +195,11 @@ uninstall:
 	$(MAKE) -C $(TOP)/tools/iopa-sum uninstall $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
 	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl uninstall $(SUBMAKE_DIRS))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+	    [ -n "$$(dkms status -m iopa -v $(IOPA_VERSION) 2>/dev/null)" ]; then \
+		echo "uninstall: dkms still has iopa/$(IOPA_VERSION);" \
+			"dkms remove -m iopa -v $(IOPA_VERSION) --all removes it" >&2; \
+	fi
 	rm -rf $(DKMSDEST)
 	@if [ -z "$(DESTDIR)" ]; then \
 		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
