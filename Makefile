@@ -52,8 +52,9 @@
 #   INSTALL_MOD_DIR  updates (the module's directory under /lib/modules/<KVER>)
 #   KVER           the kernel release of KDIR (its include/config/kernel.release)
 #
-# Nothing is run as root except by deps.sh, which installs missing Debian
-# packages (build tools, QEMU, busybox, fio...) when it can.
+# Nothing needs root except deps.sh, which installs missing Debian packages
+# (build tools, QEMU, busybox, fio...) when it can, and `make install` or
+# `make uninstall` without DESTDIR.
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 GUEST := $(TOP)/tools/guest
