@@ -6,8 +6,21 @@
 #   make module          kernel/iopa.ko
 #   make tools           tools/iopa-demo, liburing-glue (libiopa), tools/iopa-sum
 #   make selftests       selftests/iopa (kselftest harness from KSFT_INC)
-#   make install         module (modules_install) + uapi header + libiopa + iopa-sum
-#                        + udev rule (and, without DESTDIR, the group "iopa")
+#   make install         the module (kbuild modules_install into
+#                        $(DESTDIR)/lib/modules/<KVER>/$(INSTALL_MOD_DIR)), the uapi
+#                        header, libiopa (.so, .a, libiopa.pc, man pages),
+#                        iopa-sum (+ man page), tools/iopactl if it has a
+#                        Makefile, the udev rule, and the DKMS source tree
+#                        (install-dkms); without DESTDIR also depmod, ldconfig
+#                        and the group "iopa" (groupadd --system)
+#   make install-dkms    only the DKMS source tree $(DESTDIR)$(DKMSSRCDIR)/iopa-<version>
+#                        (dkms.conf, kernel/, uapi/); then
+#                        `dkms install -m iopa -v <version>` builds and installs
+#   make uninstall       removes what install installed (same variables);
+#                        without DESTDIR also depmod and ldconfig; the group stays
+#                        (tools/check/install.sh and tools/check/dkms.sh test
+#                        install, uninstall and dkms in scratch directories)
+#   make version         prints the package version (PACKAGE_VERSION in dkms.conf)
 #   make check           every check, host and QEMU guest (= .ci/run)
 #   make demo            tools/iopa-demo/demo.sh in a QEMU guest
 #   make bench           benchmarks in QEMU guests (figures printed, not asserted):
@@ -29,16 +42,39 @@
 #             .cache/ on first use (tools/guest/fetch-kernel.sh)
 #   KSFT_INC  dir with kselftest_harness.h; default: extracted from
 #             linux-source-6.12 into .cache/ksrc (tools/guest/fetch-ksrc.sh)
-#   DESTDIR, PREFIX (/usr/local), UDEVDIR (/usr/lib/udev)   for install
+#   for install, install-dkms and uninstall:
+#   DESTDIR        staging root, prepended to every path below (default empty)
+#   PREFIX         /usr/local; BINDIR $(PREFIX)/bin, LIBDIR $(PREFIX)/lib,
+#                  INCLUDEDIR $(PREFIX)/include, MANDIR $(PREFIX)/share/man,
+#                  PKGCONFIGDIR $(LIBDIR)/pkgconfig
+#   UDEVDIR        /usr/lib/udev (the rule goes to rules.d/60-iopa.rules)
+#   DKMSSRCDIR     /usr/src (dkms's source tree; not under PREFIX)
+#   INSTALL_MOD_DIR  updates (the module's directory under /lib/modules/<KVER>)
+#   KVER           the kernel release of KDIR (its include/config/kernel.release)
 #
-# Nothing is run as root except by deps.sh, which installs missing Debian
-# packages (build tools, QEMU, busybox, fio...) when it can.
+# Nothing needs root except deps.sh, which installs missing Debian packages
+# (build tools, QEMU, busybox, fio...) when it can, and `make install` or
+# `make uninstall` without DESTDIR.
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 GUEST := $(TOP)/tools/guest
 PREFIX ?= /usr/local
 DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 UDEVDIR ?= /usr/lib/udev
+DKMSSRCDIR ?= /usr/src
+INSTALL_MOD_DIR ?= updates
+
+# The package version: PACKAGE_VERSION in dkms.conf, its only copy.
+IOPA_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$$/\1/p' \
+	$(TOP)/dkms.conf)
+ifeq ($(IOPA_VERSION),)
+$(error no PACKAGE_VERSION="..." line in $(TOP)/dkms.conf)
+endif
 
 KSFT_INC_DEFAULT := $(TOP)/.cache/ksrc/tools/testing/selftests
 KSFT_INC ?= $(KSFT_INC_DEFAULT)
@@ -57,9 +93,9 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(GUEST)/fetch-kernel.sh --print-kdir 6.12))$(if \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
-.PHONY: all module tools selftests install check demo bench bench-dispatch \
-	bench-files bench-quick check-debug fuzz stress sim sim-test clean \
-	distclean deps ksft
+.PHONY: all module tools selftests install install-dkms uninstall version \
+	check demo bench bench-dispatch bench-files bench-quick check-debug \
+	fuzz stress sim sim-test clean distclean deps ksft
 
 all: module tools selftests
 
@@ -95,19 +131,80 @@ ksft:
 selftests: deps ksft
 	$(MAKE) -C $(TOP)/selftests/iopa KSFT_INC=$(KSFT_INC)
 
-# Without the kernel's signing key (distribution headers) do not try to sign.
-install: module
+# ---- install ---------------------------------------------------------------
+
+# KVER: the release KDIR builds for, where modules_install puts the module
+# (from the command line, else from KDIR; not from the environment).
+ifneq ($(origin KVER),command line)
+KVER = $(eval KVER := $(strip $(shell cat $(KDIR)/include/config/kernel.release \
+	2>/dev/null)))$(or $(KVER),$(error no $(KDIR)/include/config/kernel.release: \
+	KDIR is not a prepared kernel tree (or give KVER=)))
+endif
+MODDEST = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+# modules_install compresses the module as the kernel's config says.
+MODFILES = $(foreach z,.ko .ko.xz .ko.gz .ko.zst,$(MODDEST)/iopa$(z))
+DKMSDEST = $(DESTDIR)$(DKMSSRCDIR)/iopa-$(IOPA_VERSION)
+# What DKMS builds from: kernel/'s sources (not kbuild's *.mod.c), the uapi
+# header kernel/Kbuild includes from ../uapi, dkms.conf.
+KERNEL_SRCS := $(filter-out %.mod.c,$(wildcard $(TOP)/kernel/*.c)) \
+	$(wildcard $(TOP)/kernel/*.h) $(TOP)/kernel/Kbuild
+IOPACTL := $(wildcard $(TOP)/tools/iopactl/Makefile)
+SUBMAKE_DIRS = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) MANDIR=$(MANDIR)
+LIB_DIRS = $(SUBMAKE_DIRS) LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR) \
+	PKGCONFIGDIR=$(PKGCONFIGDIR)
+
+version:
+	@echo $(IOPA_VERSION)
+
+# Without the kernel's signing key (distribution headers) do not try to
+# sign.  kbuild's depmod is skipped (DEPMOD=true): under DESTDIR it would
+# leave modules.dep & co. behind; without DESTDIR ours runs below.
+install: module install-dkms
 	$(MAKE) -C $(KDIR) M=$(TOP)/kernel modules_install \
-		INSTALL_MOD_PATH=$(DESTDIR) $(if $(wildcard \
+		INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
+		DEPMOD=true $(if $(wildcard \
 		$(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
 	install -D -m 644 $(TOP)/uapi/linux/iopa.h \
-		$(DESTDIR)$(PREFIX)/include/linux/iopa.h
-	$(MAKE) -C $(TOP)/liburing-glue install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
-	$(MAKE) -C $(TOP)/tools/iopa-sum install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+		$(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
+	$(MAKE) -C $(TOP)/liburing-glue install $(LIB_DIRS)
+	$(MAKE) -C $(TOP)/tools/iopa-sum install $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
+	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl install $(SUBMAKE_DIRS))
 	install -D -m 644 $(TOP)/tools/udev/60-iopa.rules \
 		$(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
+	@if [ -z "$(DESTDIR)" ]; then \
+		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
+		echo ldconfig; ldconfig; \
+	fi
 	@if [ -z "$(DESTDIR)" ] && ! getent group iopa >/dev/null; then \
 		echo "groupadd --system iopa"; groupadd --system iopa; \
+	fi
+
+# The tree `dkms add -m iopa -v $(IOPA_VERSION)` expects under /usr/src.
+install-dkms:
+	rm -rf $(DKMSDEST)
+	install -d -m 755 $(DKMSDEST)/kernel $(DKMSDEST)/uapi/linux
+	install -m 644 $(TOP)/dkms.conf $(DKMSDEST)/dkms.conf
+	install -m 644 $(KERNEL_SRCS) $(DKMSDEST)/kernel/
+	install -m 644 $(TOP)/uapi/linux/iopa.h $(DKMSDEST)/uapi/linux/iopa.h
+
+# Does not build anything; needs KDIR only for KVER (or KVER=...).  The
+# group "iopa" is left: files may belong to it.
+uninstall:
+	rm -f $(MODFILES)
+	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
+	$(MAKE) -C $(TOP)/liburing-glue uninstall $(LIB_DIRS)
+	$(MAKE) -C $(TOP)/tools/iopa-sum uninstall $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
+	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl uninstall $(SUBMAKE_DIRS))
+	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+	    [ -n "$$(dkms status -m iopa -v $(IOPA_VERSION) 2>/dev/null)" ]; then \
+		echo "uninstall: dkms still has iopa/$(IOPA_VERSION);" \
+			"dkms remove -m iopa -v $(IOPA_VERSION) --all removes it" >&2; \
+	fi
+	rm -rf $(DKMSDEST)
+	@if [ -z "$(DESTDIR)" ]; then \
+		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
+		echo ldconfig; ldconfig; \
 	fi
 
 check:

@@ -3,14 +3,15 @@
 #
 # Install the Debian packages a build/check step needs, only if missing.
 #
-#   tools/guest/deps.sh [GROUP...]     GROUP: build guest check bench debug all
-#                                      (default all)
+#   tools/guest/deps.sh [GROUP...]     GROUP: build guest check bench debug pkg
+#                                      all (default all)
 #
 #   build  compile the module against Debian headers, the selftests, the tools
 #   guest  build an initramfs and boot it under QEMU (TCG)
 #   check  checkpatch, kernel-doc, the uapi C/C++ compile test
 #   bench  tools/bench/report.py: python3 and matplotlib for the plots
 #   debug  build a kernel from linux-source-6.12 (build-debug-kernel.sh)
+#   pkg    tools/check/dkms.sh: dkms add/build in a scratch DKMS tree
 #
 # Quiet and fast (one dpkg-query) when nothing is missing.  When something is
 # missing and we are not root (or there is no apt-get), print what is missing
@@ -24,6 +25,7 @@ pkgs_guest="qemu-system-x86 busybox-static fio cpio kmod e2fsprogs xz-utils
 pkgs_check="perl python3 python3-docutils g++ groff-base man-db"
 pkgs_bench="python3 python3-matplotlib"
 pkgs_debug="flex bison bc libelf-dev libssl-dev dpkg-dev xz-utils"
+pkgs_pkg="dkms kmod"
 
 [ $# -gt 0 ] || set -- all
 want=""
@@ -34,6 +36,7 @@ for g in "$@"; do
 	check) want="$want $pkgs_check" ;;
 	bench) want="$want $pkgs_bench" ;;
 	debug) want="$want $pkgs_debug" ;;
+	pkg) want="$want $pkgs_pkg" ;;
 	all) want="$want $pkgs_build $pkgs_guest $pkgs_check $pkgs_bench" ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac

@@ -1,0 +1,276 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make install` and `make uninstall` into a scratch DESTDIR (PREFIX=/usr),
+# against Debian's 6.12 headers (.cache/kernel/6.12.env; fetched if
+# missing).  Prints TAP; exits non-zero if a test fails.
+#
+#   tools/check/install.sh
+#
+# Checks that every file lands where it should with its mode, that nothing
+# else is installed, that a program compiled and linked with the installed
+# header, library and pkg-config file runs, that uninstall leaves only empty
+# directories, and that nothing was written outside DESTDIR (no iopa files
+# in the system directories, no group, no depmod/ldconfig).  Builds in the
+# checkout (kernel/, liburing-glue/, tools/iopa-sum/) like `make install`.
+# Logs: build/check-install/.  Environment: KEEP=1 keeps the scratch tree.
+# The checks are functions that t() calls: shellcheck takes them for dead code.
+# shellcheck disable=SC2317
+set -eu
+
+# shellcheck source=tools/check/pkg-lib.sh
+. "$(dirname "$0")/pkg-lib.sh"
+
+LOG=$TOP/build/check-install
+mkdir -p "$LOG"
+"$GUEST/deps.sh" build check >&2
+headers_612
+
+S=$(mktemp -d "${TMPDIR:-/tmp}/iopa-install.XXXXXX")
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$S"' EXIT
+R=$S/root
+VER=$(make -s -C "$TOP" version)
+MK=(make -C "$TOP" DESTDIR="$R" PREFIX=/usr KDIR="$KDIR")
+IOPACTL=$TOP/tools/iopactl
+
+# The host's state, to compare with afterwards.
+host_state() {
+	getent group iopa || true
+	cksum /etc/group /etc/gshadow /etc/ld.so.cache 2>/dev/null || true
+}
+host_state >"$S/host.before"
+touch "$S/stamp"
+sleep 1
+
+plan 17
+
+# logged LOG CMD...: CMD's output to LOG; its tail if CMD fails.
+logged() {
+	local log=$1 rc=0
+	shift
+	"$@" >"$log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || tail -n 20 "$log"
+	return "$rc"
+}
+
+t "make install DESTDIR=... PREFIX=/usr (log: build/check-install/install.log)" \
+	logged "$LOG/install.log" "${MK[@]}" install
+
+# ---- what install laid out --------------------------------------------------
+
+# check_file PATH MODE [SOURCE]: a regular file with that mode (and content).
+check_file() {
+	if [ ! -f "$1" ] || [ -L "$1" ]; then
+		echo "missing: $1"
+		return 1
+	fi
+	[ "$(mode "$1")" = "$2" ] || { echo "mode $(mode "$1") != $2: $1"; return 1; }
+	[ $# -lt 3 ] || cmp "$3" "$1"
+}
+
+check_module() {
+	local ko n
+	n=$(find "$R/lib/modules/$KVER/updates" -maxdepth 1 -name 'iopa.ko*' | wc -l)
+	[ "$n" = 1 ] || { echo "$n iopa.ko* in $R/lib/modules/$KVER/updates"; return 1; }
+	ko=$(echo "$R/lib/modules/$KVER/updates"/iopa.ko*)
+	check_file "$ko" 644 || return 1
+	modinfo -F vermagic "$ko" | grep -q "^$KVER " ||
+		{ echo "vermagic: $(modinfo -F vermagic "$ko")"; return 1; }
+}
+t "module: lib/modules/$KVER/updates/iopa.ko*, 0644, vermagic $KVER" check_module
+
+t "uapi header: usr/include/linux/iopa.h, 0644" \
+	check_file "$R/usr/include/linux/iopa.h" 644 "$TOP/uapi/linux/iopa.h"
+t "libiopa header: usr/include/libiopa.h, 0644" \
+	check_file "$R/usr/include/libiopa.h" 644 "$TOP/liburing-glue/include/libiopa.h"
+
+# libiopa.so -> libiopa.so.<major> (the SONAME) -> the file, 0755.
+check_shlib() {
+	local d=$R/usr/lib soname real
+	[ -L "$d/libiopa.so" ] || { echo "libiopa.so is not a symlink"; return 1; }
+	soname=$(readlink "$d/libiopa.so")
+	[ -L "$d/$soname" ] || { echo "libiopa.so -> $soname, not a symlink"; return 1; }
+	real=$(readlink "$d/$soname")
+	case "$soname/$real" in
+	*/*/*) echo "links leave the directory: $soname -> $real"; return 1 ;;
+	esac
+	check_file "$d/$real" 755 || return 1
+	readelf -d "$d/$real" | grep -q "(SONAME).*\[$soname\]" ||
+		{ echo "SONAME of $real is not $soname"; return 1; }
+	echo "libiopa.so -> $soname -> $real"
+}
+t "libiopa.so -> libiopa.so.N (SONAME) -> libiopa.so.N.M, 0755" check_shlib
+t "libiopa.a, 0644" check_file "$R/usr/lib/libiopa.a" 644
+
+check_pc() {
+	local pc=$R/usr/lib/pkgconfig/libiopa.pc
+	check_file "$pc" 644 || return 1
+	PKG_CONFIG_PATH=$R/usr/lib/pkgconfig pkg-config --print-errors \
+		--exists libiopa || return 1
+	[ "$(PKG_CONFIG_PATH=$R/usr/lib/pkgconfig pkg-config \
+		--variable=prefix libiopa)" = /usr ] || { cat "$pc"; return 1; }
+	if ! grep -qx 'libdir=/usr/lib' "$pc" ||
+			! grep -qx 'includedir=/usr/include' "$pc"; then
+		cat "$pc"
+		return 1
+	fi
+}
+t "libiopa.pc: prefix=/usr, libdir, includedir, 0644" check_pc
+
+# Every man page the tree has, in its section.
+man_pages() {
+	local f
+	for f in "$TOP"/liburing-glue/man/*.[0-9] "$TOP/tools/iopa-sum/iopa-sum.1" \
+			"$IOPACTL/iopactl.8"; do
+		[ -f "$f" ] || continue
+		echo "usr/share/man/man${f##*.}/${f##*/} $f"
+	done
+}
+check_man() {
+	local rel src n=0
+	while read -r rel src; do
+		check_file "$R/$rel" 644 "$src" || return 1
+		n=$((n + 1))
+	done < <(man_pages)
+	echo "$n man pages"
+}
+t "man pages: libiopa's (3, 7), iopa-sum.1$([ ! -f "$IOPACTL/iopactl.8" ] ||
+	echo ", iopactl.8"), 0644" check_man
+
+t "usr/bin/iopa-sum, 0755" check_file "$R/usr/bin/iopa-sum" 755
+
+check_iopactl() {
+	local f
+	f=$(find "$R/usr/bin" "$R/usr/sbin" -name iopactl 2>/dev/null | head -n 1)
+	[ -n "$f" ] || { echo "no iopactl in usr/bin or usr/sbin"; return 1; }
+	check_file "$f" 755
+}
+if [ -f "$IOPACTL/Makefile" ]; then
+	t "iopactl in usr/bin or usr/sbin, 0755" check_iopactl
+else
+	skip "iopactl" "no tools/iopactl/Makefile"
+fi
+
+t "udev rule: usr/lib/udev/rules.d/60-iopa.rules, 0644" \
+	check_file "$R/usr/lib/udev/rules.d/60-iopa.rules" 644 "$TOP/tools/udev/60-iopa.rules"
+
+# The DKMS source tree: dkms.conf of this version, kernel/'s tracked
+# sources and the uapi header, nothing built.
+dkms_files() {
+	echo dkms.conf
+	local f
+	if ! (cd "$TOP" && git ls-files kernel) 2>/dev/null; then
+		echo kernel/Kbuild
+		for f in "$TOP"/kernel/*.[ch]; do
+			case "$f" in *.mod.c) ;; *) echo "kernel/${f##*/}" ;; esac
+		done
+	fi
+	echo uapi/linux/iopa.h
+}
+check_dkms_src() {
+	local d=$R/usr/src/iopa-$VER f
+	[ -d "$d" ] || { echo "no $d"; return 1; }
+	grep -qx "PACKAGE_VERSION=\"$VER\"" "$d/dkms.conf" ||
+		{ echo "PACKAGE_VERSION of $d/dkms.conf is not $VER"; return 1; }
+	for f in $(dkms_files); do
+		check_file "$d/$f" 644 "$TOP/$f" || return 1
+	done
+	diff <(dkms_files | sort) <(cd "$d" && find . -type f | sed 's|^\./||' | sort)
+}
+t "DKMS source: usr/src/iopa-$VER/ (dkms.conf, kernel/ sources, uapi/), 0644" \
+	check_dkms_src
+
+# Nothing installed beyond the list (iopactl's own extras aside).
+expected() {
+	local f
+	echo "lib/modules/$KVER/updates/$(basename "$R/lib/modules/$KVER/updates"/iopa.ko*)"
+	echo usr/include/linux/iopa.h
+	echo usr/include/libiopa.h
+	for f in "$R"/usr/lib/libiopa.so*; do echo "usr/lib/${f##*/}"; done
+	echo usr/lib/libiopa.a
+	echo usr/lib/pkgconfig/libiopa.pc
+	man_pages | cut -d' ' -f1
+	echo usr/bin/iopa-sum
+	echo usr/lib/udev/rules.d/60-iopa.rules
+	dkms_files | sed "s|^|usr/src/iopa-$VER/|"
+}
+check_nothing_else() {
+	local extra
+	extra=$(comm -13 <(expected | sort -u) \
+		<(cd "$R" && find . ! -type d | sed 's|^\./||' | sort) |
+		{ if [ -f "$IOPACTL/Makefile" ]; then grep -v iopactl; else cat; fi } || true)
+	[ -z "$extra" ] || { echo "not expected:"; echo "$extra"; return 1; }
+}
+t "nothing installed but the above" check_nothing_else
+
+# A program built from the installed tree only: header, pkg-config file,
+# library.
+check_link() {
+	local pcflags
+	cat >"$S/prog.c" <<-'EOF'
+	#include <stdio.h>
+	#include <string.h>
+	#include <linux/iopa.h>
+	#include <libiopa.h>
+
+	int main(void)
+	{
+		struct iopa_features f;
+		int fd = iopa_open();
+
+		if (fd < 0) {
+			printf("iopa_open: %d (no module here)\n", fd);
+			return 0;
+		}
+		memset(&f, 0, sizeof(f));
+		printf("iopa_get_features: %d, abi %u (want %d)\n",
+		       iopa_get_features(fd, &f), f.abi_version, IOPA_ABI_VERSION);
+		return 0;
+	}
+	EOF
+	pcflags=$(PKG_CONFIG_PATH=$R/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$R \
+		pkg-config --cflags --libs libiopa)
+	echo "pkg-config --cflags --libs libiopa: $pcflags"
+	# shellcheck disable=SC2086
+	cc -std=gnu11 -Wall -Wextra -Werror -MD -MF "$S/prog.d" -o "$S/prog" \
+		"$S/prog.c" $pcflags || return 1
+	if ! grep -q "$R/usr/include/libiopa.h" "$S/prog.d" ||
+			! grep -q "$R/usr/include/linux/iopa.h" "$S/prog.d"; then
+		echo "headers not from $R:"
+		cat "$S/prog.d"
+		return 1
+	fi
+	LD_LIBRARY_PATH=$R/usr/lib ldd "$S/prog" | grep -q "libiopa.so.[0-9]* => $R/usr/lib/" ||
+		{ LD_LIBRARY_PATH=$R/usr/lib ldd "$S/prog"; return 1; }
+	LD_LIBRARY_PATH=$R/usr/lib "$S/prog"
+}
+t "cc \$(pkg-config --cflags --libs libiopa) with the installed tree: builds, links, runs" \
+	check_link
+
+# ---- uninstall ---------------------------------------------------------------
+
+t "make uninstall DESTDIR=... PREFIX=/usr (log: build/check-install/uninstall.log)" \
+	logged "$LOG/uninstall.log" "${MK[@]}" uninstall
+
+check_empty() {
+	local left
+	left=$(cd "$R" && find . ! -type d)
+	[ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }
+}
+t "uninstall leaves no files (only empty directories)" check_empty
+
+# Nothing outside DESTDIR: no file named *iopa* in the system directories
+# newer than the start, the same group and ld.so.cache, and neither log
+# shows groupadd, depmod or ldconfig.
+check_host() {
+	local new
+	new=$(find /usr /etc /var/lib /opt /srv -xdev -newer "$S/stamp" \
+		-name '*iopa*' -print 2>/dev/null || true)
+	[ -z "$new" ] || { echo "written outside DESTDIR:"; echo "$new"; return 1; }
+	host_state | diff "$S/host.before" - ||
+		{ echo "group or ld.so.cache changed"; return 1; }
+	! grep -E '^(groupadd|depmod|ldconfig)( |$)' "$LOG/install.log" "$LOG/uninstall.log"
+}
+t "nothing written outside DESTDIR (no groupadd, depmod, ldconfig)" check_host
+
+finish
