@@ -87,7 +87,8 @@ static int __init iopa_init(void)
 	ret = misc_register(&iopa_misc);
 	if (ret)
 		goto out_debugfs_exit;
-	pr_info("loaded, ABI version %d\n", IOPA_ABI_VERSION);
+	pr_info("version %s loaded, ABI version %d\n", IOPA_VERSION,
+		IOPA_ABI_VERSION);
 	return 0;
 
 out_debugfs_exit:
@@ -111,3 +112,4 @@ module_exit(iopa_exit);
 
 MODULE_DESCRIPTION("iopa: adaptive work queue for file-processing jobs");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(IOPA_VERSION);

@@ -106,6 +106,22 @@ static int adaptive_init_limit(void)
 	return (int)(init < max ? init : max);
 }
 
+/* modinfo's version, PACKAGE_VERSION of dkms.conf, in sysfs. */
+TEST_F(abi, module_version)
+{
+	char buf[64] = { 0 };
+	int fd = open("/sys/module/iopa/version", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	ASSERT_LE(0, fd);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ASSERT_LT(1, n);
+	EXPECT_EQ('\n', buf[n - 1]);
+	EXPECT_TRUE(buf[0] >= '0' && buf[0] <= '9') TH_LOG("version '%s'", buf);
+	EXPECT_EQ(NULL, strstr(buf, "unknown"));
+}
+
 TEST_F(abi, submitter_create_ok)
 {
 	int s1, s2, s3, init;
