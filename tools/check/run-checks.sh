@@ -23,7 +23,7 @@ KSRC=$TOP/.cache/ksrc
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
-	ioctl-number userspace-build libiopa-host bench-report guest-selftests
+	ioctl-number userspace-build libiopa-host bench-report install dkms guest-selftests
 	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
 # Not in the default set: `make check-debug` (the kernel with KASAN,
@@ -69,7 +69,7 @@ kfiles() {
 # --- the checks: each writes to stdout/stderr (its log), returns 0 on pass --
 
 check_setup() {
-	"$GUEST/deps.sh" all &&
+	"$GUEST/deps.sh" all pkg &&
 	"$GUEST/fetch-kernel.sh" 6.12 &&
 	"$GUEST/fetch-kernel.sh" 6.1 &&
 	"$GUEST/fetch-ksrc.sh"
@@ -98,6 +98,16 @@ check_libiopa_host() {
 
 # tools/bench/report.py against canned guest logs: the cell and order lines,
 # the CSVs, the plots and the README it makes.
+# make install and uninstall into a scratch DESTDIR; dkms add, build,
+# install and remove in a scratch DKMS tree against Debian 6.12 headers.
+check_install() {
+	"$TOP/tools/check/install.sh"
+}
+
+check_dkms() {
+	"$TOP/tools/check/dkms.sh"
+}
+
 check_bench_report() {
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/bench" test
 }
