@@ -372,6 +372,11 @@ static int trace_loop(int fd, const struct ctl_opts *o, const sigset_t *mask)
 				continue;
 			return trace_fail("reading", "trace_pipe", errno);
 		}
+		if (n == 0) {
+			/* Not seen from trace_pipe; do not spin if it happens. */
+			ppoll(NULL, 0, &ts, mask);
+			continue;
+		}
 		have += (size_t)n;
 		buf[have] = '\0';
 		while ((nl = memchr(buf, '\n', have))) {
