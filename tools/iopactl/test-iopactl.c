@@ -17,13 +17,16 @@
  *    module, status/set exit 1
  *  - with the LD_PRELOAD fake device (fake-iopa.so), if built: the
  *    listing paths of status (all, EPERM fallback, ENOTTY, no
- *    IOPA_FEAT_LIST, a list that grows), set/get against a fake sysfs
+ *    IOPA_FEAT_LIST, a list that grows), set/get against a fake sysfs,
+ *    trace against a fake tracefs (trace_pipe a FIFO): events picked out,
+ *    enable and tracing_on restored
  *  - the man page: groff -ww clean
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1256,6 +1259,145 @@ static void test_fake_device(void)
 	}
 }
 
+/*
+ * trace against a fake tracefs: trace_pipe is a FIFO that a child
+ * writes; the enable file must read 1 while iopactl reads and its old
+ * value afterwards; tracing_on 0 is turned on and back off.
+ */
+static int fake_trace_run(const char root[300], const char *const *args,
+			  const char *pre, const char *tracing_on,
+			  char *out, size_t outlen, char *err, size_t errlen,
+			  char *seen_enable, char *seen_on)
+{
+	static const char lines[] =
+		"      kworker/u8:0-12      [001] ...1.    63.719211: iopa_cycle: ctx=1 sub=1 limit=1 mode=fast ms=520 bytes/s=26088369 jobs/s=398 demand=1 cpu_saturated=0\n"
+		"      kworker/u8:0-12      [001] ...1.    63.720404: iopa_limit_change: ctx=1 sub=1 old=1 new=2 mode=fast r=0.000 tput=26088369\n"
+		"     some-other-event: x\n"
+		"      kworker/u8:0-12      [001] ...1.    64.226223: iopa_limit_change: ctx=1 sub=1 old=2 new=3 mode=probe r=1.040 tput=27145088\n"
+		"      kworker/u8:0-12      [001] ...1.    65.250025: iopa_limit_change: ctx=1 sub=1 old=3 new=2 mode=normal r=0.978 tput=26560000\n";
+	char dir[320], path[1024], envr[400];
+	const char *env[] = { pre, envr, NULL };
+	int rc, status, fd;
+	pid_t w;
+
+	snprintf(dir, sizeof(dir), "%s/tracing", root);
+	snprintf(path, sizeof(path), "rm -rf %s && mkdir -p %s/events/iopa/iopa_limit_change",
+		 dir, dir);
+	if (system(path))
+		return -1;
+	snprintf(path, sizeof(path), "%s/events/iopa/iopa_limit_change/enable", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "0\n", 2) != 2)
+		return -1;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/tracing_on", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, tracing_on, 2) != 2)
+		return -1;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/trace_pipe", dir);
+	if (mkfifo(path, 0600))
+		return -1;
+	snprintf(envr, sizeof(envr), "FAKE_IOPA_ROOT=%s", root);
+
+	fflush(stdout);
+	w = fork();
+	if (w == 0) {
+		/* Blocks until iopactl opens trace_pipe, after enabling. */
+		int p = open(path, O_WRONLY);
+		char f[600];
+		char *s;
+
+		snprintf(f, sizeof(f), "%s/events/iopa/iopa_limit_change/enable", dir);
+		s = slurp(f, NULL);
+		snprintf(f, sizeof(f), "%s/seen-enable", root);
+		if (s) {
+			FILE *o = fopen(f, "w");
+
+			fputs(s, o);
+			fclose(o);
+		}
+		free(s);
+		snprintf(f, sizeof(f), "%s/tracing_on", dir);
+		s = slurp(f, NULL);
+		snprintf(f, sizeof(f), "%s/seen-on", root);
+		if (s) {
+			FILE *o = fopen(f, "w");
+
+			fputs(s, o);
+			fclose(o);
+		}
+		free(s);
+		signal(SIGPIPE, SIG_IGN);
+		if (write(p, lines, sizeof(lines) - 1) < 0)
+			_exit(1);
+		sleep(1);
+		_exit(0);
+	}
+	rc = run_tool(args, env, out, outlen, err, errlen);
+	kill(w, SIGKILL);
+	waitpid(w, &status, 0);
+	snprintf(path, sizeof(path), "%s/seen-enable", root);
+	{
+		char *s = slurp(path, NULL);
+
+		snprintf(seen_enable, 8, "%s", s ? s : "?");
+		free(s);
+		snprintf(path, sizeof(path), "%s/seen-on", root);
+		s = slurp(path, NULL);
+		snprintf(seen_on, 8, "%s", s ? s : "?");
+		free(s);
+	}
+	return rc;
+}
+
+static void test_fake_trace(void)
+{
+	static char out[65536];
+	char root[300], pre[400], err[8192], se[8], so[8], path[1024], abs[256];
+	static const char *const t1[] = { "trace", "--count", "2", NULL };
+	static const char *const t2[] = { "trace", "--count", "1", "--json", NULL };
+	char *s;
+	int rc;
+
+	if (access("fake-iopa.so", R_OK) || !getcwd(abs, sizeof(abs))) {
+		skip("fake-iopa.so not built: no fake tracefs tests");
+		return;
+	}
+	snprintf(root, sizeof(root), "%s/%s/faketrace", abs, outdir);
+	snprintf(path, sizeof(path), "rm -rf %s && mkdir -p %s", root, root);
+	if (system(path))
+		return;
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s/fake-iopa.so", abs);
+
+	rc = fake_trace_run(root, t1, pre, "1\n", out, sizeof(out), err, sizeof(err), se, so);
+	ok(rc == 0 && !strcmp(out,
+		"63.720404      ctx 1 sub 1 limit 1 -> 2 mode fast r 0.000 tput 26088369\n"
+		"64.226223      ctx 1 sub 1 limit 2 -> 3 mode probe r 1.040 tput 27145088\n"),
+	   "fake tracefs: trace --count 2 prints the two limit changes, skips other lines, exits 0");
+	if (rc)
+		diag("exit %d: %s", rc, err);
+	else if (strncmp(out, "63.72", 5))
+		diag("%s", out);
+	ok(!strcmp(se, "1\n"), "fake tracefs: the event was enabled while reading");
+	snprintf(path, sizeof(path), "%s/tracing/events/iopa/iopa_limit_change/enable", root);
+	s = slurp(path, NULL);
+	ok(s && s[0] == '0', "fake tracefs: ... and disabled again on exit");
+	free(s);
+
+	rc = fake_trace_run(root, t2, pre, "0\n", out, sizeof(out), err, sizeof(err), se, so);
+	ok(rc == 0 && !strcmp(out,
+		"{\"time\": 63.720404, \"ctx\": 1, \"sub\": 1, \"old_limit\": 1, \"new_limit\": 2, \"mode\": \"fast\", \"r_permille\": 0, \"tput\": 26088369, \"task\": \"kworker/u8:0-12\"}\n"),
+	   "fake tracefs: trace --count 1 --json: one JSON line");
+	if (rc || strncmp(out, "{", 1))
+		diag("exit %d: %s %s", rc, out, err);
+	snprintf(path, sizeof(path), "%s/tracing/tracing_on", root);
+	s = slurp(path, NULL);
+	ok(so[0] == '1' && s && s[0] == '0' && strstr(err, "tracing was off"),
+	   "fake tracefs: tracing_on 0 turned on while reading, with a note, and back to 0");
+	free(s);
+}
+
 static void test_man_page(void)
 {
 	char cmd[256];
@@ -1286,6 +1428,7 @@ int main(void)
 	test_trace();
 	test_binary();
 	test_fake_device();
+	test_fake_trace();
 	test_man_page();
 	printf("1..%d\n", t_n);
 	printf("# %d passed, %d failed\n", t_n - t_failed, t_failed);
