@@ -319,14 +319,18 @@ static void test_messages(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *want = cases[i].want;
 		struct ctl_assign a;
 		char err[256], msg[512];
 
-		ctl_parse_assign(cases[i].arg, &a, err, sizeof(err));
+		memset(&a, 0, sizeof(a));
+		if (ctl_parse_assign(cases[i].arg, &a, err, sizeof(err))) {
+			ok(0, "refusal message: %s parses", cases[i].arg);
+			continue;
+		}
 		ctl_set_error_message(&a, cases[i].err, msg, sizeof(msg));
-		ok(!strcmp(msg, cases[i].want), "refusal message: \"%s\"",
-		   cases[i].want);
-		if (strcmp(msg, cases[i].want))
+		ok(!strcmp(msg, want), "refusal message: \"%s\"", want);
+		if (strcmp(msg, want))
 			diag("got \"%s\"", msg);
 	}
 }
