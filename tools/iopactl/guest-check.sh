@@ -1,0 +1,337 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# iopactl against the real module.  Runs INSIDE the QEMU guest (busybox
+# sh, as root, cwd /iopa; see tools/guest/) with iopa.ko already loaded.
+# TAP on stdout ("1..N" first, exactly N results, diagnostics as "# "
+# lines); exit status 0 only if every test passed.
+#
+#   sh tools/iopactl/guest-check.sh
+#
+# Needs, next to this script or in /iopa/tools/iopactl/ (or IOPACTL and
+# CTL_LOAD in the environment): iopactl and ctl-load (make -C
+# tools/iopactl).  No python in the guest: ctl-load parses and checks the
+# JSON.  Changes tunables, the trace event and the mode of /dev/iopa
+# for a while and restores them, also on failure.
+#
+# What it checks:
+#   - --version; status as text
+#   - status --json against a workload's own view (ctl-load check): valid
+#     JSON, the submitter listed by pid with its odd command name escaped
+#     right, state and stats equal to GET_STATE/GET_STATS, abi and
+#     tunables equal to GET_FEATURES and sysfs
+#   - set: out of range (exit 1, the range), unknown name (exit 2), a
+#     value read back with get, a refusal mid-list (what was applied),
+#     default_policy; as user nobody: "need root", get still works
+#   - status as nobody: /dev/iopa 0600 (not opened, a note), 0666
+#     (EPERM on IOPA_LIST_F_ALL: own context only, a note)
+#   - watch --count 2 with a workload running: 2 frames, lines <= 80
+#     columns, no escape codes when not on a terminal
+#   - trace --count 1, text and --json, with short cycles and an
+#     adaptive workload: one limit change, the event's enable restored
+#   - every tunable back to its value from before
+set -u
+
+D=
+case "$0" in */*) D=$(cd "$(dirname "$0")" && pwd) ;; esac
+[ -n "$D" ] && [ -x "$D/iopactl" ] || D=/iopa/tools/iopactl
+IOPACTL=${IOPACTL:-$D/iopactl}
+CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
+S=/sys/class/misc/iopa
+# The node whose mode the tests change (host-guest-check.sh: a stand-in).
+NODE=${IOPA_NODE:-/dev/iopa}
+PLAN=24
+TUNABLES="max_jobs max_submitters max_workers max_total_jobs
+	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
+	hold_cycle_ms history init_limit fast_cap max_limit default_policy"
+NOBODY=65534
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/iopactl-check.XXXXXX") || exit 1
+chmod 755 "$W"	# nobody's iopactl writes nothing here, but may look
+n=0
+failed=0
+
+ok() {	# STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=$((failed + 1))
+	fi
+}
+skip() {	# DESCRIPTION REASON
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+# Show a file as TAP diagnostics.
+show() {	# FILE [LINES]
+	[ -s "$1" ] || return 0
+	head -n "${2:-20}" "$1" | sed 's/^/#   /'
+}
+# Run iopactl (bounded), stdout to $W/out, stderr to $W/err; status in rc.
+ctl() {
+	timeout -s KILL 60 "$IOPACTL" "$@" </dev/null >"$W/out" 2>"$W/err"
+	rc=$?
+}
+as_nobody() {
+	timeout -s KILL 60 "$CTL_LOAD" asuser $NOBODY "$IOPACTL" "$@" \
+		</dev/null >"$W/out" 2>"$W/err"
+	rc=$?
+}
+
+# --- state to restore ---------------------------------------------------------
+# old_max_jobs, old_max_submitters, ...: the values before the tests.
+for t in $TUNABLES; do
+	eval "old_$t=\$(cat $S/$t 2>/dev/null)"
+done
+# shellcheck disable=SC2154	# assigned by the eval above
+: "$old_max_jobs" "$old_max_submitters" "$old_max_workers" "$old_default_policy"
+# IOPA_TRACEFS=none skips the trace tests (host-guest-check.sh).
+T=
+for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+	[ "${IOPA_TRACEFS:-}" != none ] || break
+	if [ -e "$d/events/iopa/iopa_limit_change/enable" ]; then
+		T=$d
+		break
+	fi
+done
+EV=$T/events/iopa/iopa_limit_change/enable
+old_ev=
+[ -z "$T" ] || old_ev=$(cat "$EV")
+old_node=$(stat -c %a "$NODE" 2>/dev/null)
+loadpid=
+
+restore() {
+	[ -z "$loadpid" ] || { kill -TERM "$loadpid" 2>/dev/null; wait "$loadpid"; }
+	loadpid=
+	for t in $TUNABLES; do
+		eval "v=\$old_$t"
+		[ -z "$v" ] || [ "$(cat "$S/$t")" = "$v" ] || echo "$v" >"$S/$t"
+	done
+	[ -z "$T" ] || [ "$(cat "$EV")" = "$old_ev" ] || echo "$old_ev" >"$EV"
+	[ -z "$old_node" ] || chmod "$old_node" "$NODE"
+}
+trap 'restore; rm -rf "$W"' EXIT
+trap 'exit 1' INT TERM
+
+# Start ctl-load run ARGS in the background; wait until it is running.
+start_load() {
+	"$CTL_LOAD" run "$@" >"$W/load.out" 2>&1 &
+	loadpid=$!
+	i=0
+	while ! grep -q '^# ctl-load run: pid' "$W/load.out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "# ctl-load run did not start"; show "$W/load.out"; return 1; }
+		usleep 100000
+	done
+}
+stop_load() {
+	[ -n "$loadpid" ] || return 0
+	kill -TERM "$loadpid" 2>/dev/null
+	wait "$loadpid"
+	loadpid=
+	show "$W/load.out" 5
+}
+
+echo "1..$PLAN"
+echo "# iopactl: $IOPACTL; ctl-load: $CTL_LOAD; tracefs: ${T:-none}"
+if [ ! -x "$IOPACTL" ] || [ ! -x "$CTL_LOAD" ]; then
+	echo "# iopactl or ctl-load missing: build with make -C tools/iopactl"
+	while [ $n -lt $PLAN ]; do ok 1 "iopactl and ctl-load present"; done
+	exit 1
+fi
+
+# --- 1-2: version, status as text ------------------------------------------------
+ctl --version
+[ $rc = 0 ] && grep -q '^iopactl [0-9]' "$W/out"
+ok $? "iopactl --version"
+ctl status
+[ $rc = 0 ] && grep -q '^ABI version 1, features' "$W/out" &&
+	grep -q '^submitters (all contexts): ' "$W/out" &&
+	grep -q '^  max_jobs  *[0-9]' "$W/out"
+ok $? "status (text): exit 0, ABI version, tunables, submitters of all contexts"
+[ $rc = 0 ] || { show "$W/out"; show "$W/err"; }
+
+# --- 3-6: status --json against the workload's own answers --------------------
+timeout -s KILL 120 "$CTL_LOAD" check "$IOPACTL" >"$W/check.out" 2>&1
+echo "# ctl-load check: exit $?"
+grep '^#' "$W/check.out" | head -n 40
+for r in parse found numbers abi; do
+	grep -q "^RESULT $r 0\$" "$W/check.out"
+	case $r in
+	parse) ok $? "status --json is one valid JSON document (exit 0, scope all)" ;;
+	found) ok $? "status --json lists ctl-load's submitter by pid, comm escaped right (quote, backslash, controls, UTF-8, invalid byte)" ;;
+	numbers) ok $? "status --json: the submitter's state and stats equal its own GET_STATE/GET_STATS" ;;
+	abi) ok $? "status --json: abi and tunables equal GET_FEATURES and sysfs" ;;
+	esac
+done
+
+# --- 7-14: set, get ------------------------------------------------------------------
+ctl set max_jobs=0
+[ $rc = 1 ] && [ "$(cat "$W/err")" = "iopactl: max_jobs=0: invalid value (range 1..1048576)" ] &&
+	[ "$(cat $S/max_jobs)" = "$old_max_jobs" ]
+ok $? "set max_jobs=0: exit 1, 'iopactl: max_jobs=0: invalid value (range 1..1048576)', unchanged"
+[ $rc = 1 ] || { echo "# exit $rc"; show "$W/err"; }
+
+ctl set bogus=1
+[ $rc = 2 ] && grep -q '^iopactl: bogus: unknown tunable' "$W/err"
+ok $? "set bogus=1: exit 2, unknown tunable"
+
+ctl set max_jobs=5000
+r1=$rc
+ctl get max_jobs
+[ $r1 = 0 ] && [ $rc = 0 ] && [ "$(cat "$W/out")" = 5000 ] && [ "$(cat $S/max_jobs)" = 5000 ]
+ok $? "set max_jobs=5000, get max_jobs: 5000"
+
+ctl set "max_jobs=$old_max_jobs"
+r1=$rc
+ctl get max_jobs
+[ $r1 = 0 ] && [ "$(cat "$W/out")" = "$old_max_jobs" ]
+ok $? "set max_jobs back to $old_max_jobs"
+
+ctl set max_jobs=6000 max_workers=0 max_submitters=7
+[ $rc = 1 ] && [ "$(cat $S/max_jobs)" = 6000 ] &&
+	[ "$(cat $S/max_submitters)" = "$old_max_submitters" ] &&
+	[ "$(cat $S/max_workers)" = "$old_max_workers" ] &&
+	grep -qx 'iopactl: max_workers=0: invalid value (range 1..65536)' "$W/err" &&
+	grep -qx 'iopactl: applied: max_jobs=6000' "$W/err" &&
+	grep -qx 'iopactl: not applied: max_workers=0 max_submitters=7' "$W/err"
+ok $? "set a=ok b=0 c: exit 1, a applied, b and c not, and it says so"
+[ $rc = 1 ] || { echo "# exit $rc"; show "$W/err"; }
+echo "$old_max_jobs" >$S/max_jobs
+
+ctl set default_policy=iopa
+r1=$rc
+ctl get default_policy
+[ $r1 = 0 ] && [ "$(cat "$W/out")" = iopa ]
+ok $? "set default_policy=iopa, get: iopa"
+echo "$old_default_policy" >$S/default_policy
+
+# The guest has no /etc/passwd for su: ctl-load asuser switches users.
+if "$CTL_LOAD" asuser $NOBODY /bin/true 2>"$W/err"; then
+	as_nobody set max_jobs=5000
+	[ $rc = 1 ] && [ "$(cat "$W/err")" = "iopactl: max_jobs=5000: need root (Permission denied)" ] &&
+		[ "$(cat $S/max_jobs)" = "$old_max_jobs" ]
+	ok $? "set as user nobody: exit 1, 'need root', unchanged"
+	[ $rc = 1 ] || { echo "# exit $rc"; show "$W/err"; }
+	as_nobody get max_jobs
+	[ $rc = 0 ] && [ "$(cat "$W/out")" = "$old_max_jobs" ]
+	ok $? "get as user nobody: works (sysfs is 0644)"
+else
+	show "$W/err"
+	skip "set as user nobody: need root" "cannot run as uid $NOBODY"
+	skip "get as user nobody" "cannot run as uid $NOBODY"
+fi
+
+# --- 15-16: status as nobody ---------------------------------------------------------
+if "$CTL_LOAD" asuser $NOBODY /bin/true 2>/dev/null && [ -n "$old_node" ]; then
+	# Root can always open it: the modes matter to nobody only.
+	chmod 600 "$NODE"
+	as_nobody status --json
+	[ $rc = 0 ] && grep -q '"opened": false' "$W/out" && grep -q 'need root' "$W/out" &&
+		grep -q '"max_jobs": [0-9]' "$W/out"
+	ok $? "status --json as nobody, /dev/iopa 0600: exit 0, tunables shown, a note that root is needed"
+	[ $rc = 0 ] || { show "$W/out" 60; show "$W/err"; }
+	chmod 666 "$NODE"
+	as_nobody status --json
+	[ $rc = 0 ] && grep -q '"submitters_scope": "own"' "$W/out" &&
+		grep -q 'CAP_SYS_ADMIN' "$W/out" && grep -q '"opened": true' "$W/out"
+	ok $? "status --json as nobody, /dev/iopa 0666: EPERM on IOPA_LIST_F_ALL, own context only, a note"
+	[ $rc = 0 ] || { show "$W/out" 80; show "$W/err"; }
+	chmod "$old_node" "$NODE"
+else
+	skip "status as nobody, /dev/iopa 0600" "cannot run as uid $NOBODY, or no $NODE"
+	skip "status as nobody, /dev/iopa 0666" "cannot run as uid $NOBODY, or no $NODE"
+fi
+
+# --- 17-19: watch ---------------------------------------------------------------------
+if start_load --seconds 60 --workers 2; then
+	ctl watch --count 2 --interval 300
+	frames=$(grep -c '^iopa  jobs/s' "$W/out")
+	long=$(awk 'length($0) > 80' "$W/out" | wc -l)
+	[ $rc = 0 ] && [ "$frames" = 2 ]
+	ok $? "watch --count 2: exit 0 after 2 frames"
+	[ "$long" = 0 ] && ! grep -q "$(printf '\033')" "$W/out"
+	ok $? "watch: no line over 80 columns, no escape codes when not on a terminal"
+	grep -q ' ctl-load ' "$W/out"
+	ok $? "watch: shows the workload's submitter"
+	show "$W/out" 8
+	[ $rc = 0 ] || show "$W/err"
+	stop_load
+else
+	stop_load
+	ok 1 "watch --count 2 (no workload)"
+	ok 1 "watch: line length (no workload)"
+	ok 1 "watch: the workload's submitter (no workload)"
+fi
+
+# --- 20-23: trace -------------------------------------------------------------------------
+# Short cycles, a low start and room to grow: the iopa policy doubles
+# the limit at the end of its first cycle with demand.
+trace_run() {	# OPTIONS...: a limit change while a new workload starts
+	: >"$T/trace"
+	rm -f "$W/trace.rc"
+	( timeout -s INT 40 "$IOPACTL" trace --count 1 "$@" </dev/null \
+		>"$W/trace.out" 2>"$W/trace.err"
+	  echo $? >"$W/trace.rc" ) &
+	tsub=$!
+	i=0
+	while [ "$(cat "$EV")" != 1 ] && [ ! -e "$W/trace.rc" ] && [ $i -lt 100 ]; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	start_load --seconds 40 --workers 4 --policy iopa
+	i=0
+	while [ ! -e "$W/trace.rc" ] && [ $i -lt 450 ]; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	wait "$tsub"
+	stop_load
+	trc=$(cat "$W/trace.rc" 2>/dev/null)
+	echo "# iopactl trace $*: exit ${trc:-?}"
+	show "$W/trace.out" 3
+	show "$W/trace.err" 5
+}
+if [ -n "$T" ]; then
+	echo 200 >$S/fast_cycle_ms
+	echo 200 >$S/normal_cycle_ms
+	echo 400 >$S/hold_cycle_ms
+	echo 1 >$S/init_limit
+	echo 8 >$S/fast_cap
+	echo 16 >$S/max_limit
+
+	trace_run
+	[ "$trc" = 0 ] && [ "$(wc -l <"$W/trace.out")" = 1 ] &&
+		grep -Eq '^[0-9.]+ +ctx [0-9]+ sub [0-9]+ limit [0-9]+ -> [0-9]+ mode [a-z]+ r [0-9]+\.[0-9]{3} tput [0-9]+$' "$W/trace.out"
+	ok $? "trace --count 1: one limit change, 'TIME ctx C sub S limit A -> B mode M r R tput T'"
+	[ "$(cat "$EV")" = "$old_ev" ]
+	ok $? "trace: the event's enable is back to $old_ev"
+
+	trace_run --json
+	[ "$trc" = 0 ] && [ "$(wc -l <"$W/trace.out")" = 1 ] &&
+		grep -Eq '^\{"time": [0-9.]+, "ctx": [0-9]+, "sub": [0-9]+, "old_limit": [0-9]+, "new_limit": [0-9]+, "mode": "[a-z]+", "r_permille": [0-9]+, "tput": [0-9]+, "task": ".*"\}$' "$W/trace.out"
+	ok $? "trace --count 1 --json: one JSON object per line"
+	[ "$(cat "$EV")" = "$old_ev" ]
+	ok $? "trace --json: the event's enable is back to $old_ev"
+else
+	skip "trace --count 1" "no tracefs with events/iopa/iopa_limit_change"
+	skip "trace: enable restored" "no tracefs"
+	skip "trace --count 1 --json" "no tracefs"
+	skip "trace --json: enable restored" "no tracefs"
+fi
+
+# --- 24: everything back ----------------------------------------------------------------------
+restore
+bad=
+for t in $TUNABLES; do
+	eval "v=\$old_$t"
+	[ "$(cat "$S/$t")" = "$v" ] || bad="$bad $t"
+done
+[ -z "$bad" ] && [ "$(stat -c %a "$NODE" 2>/dev/null)" = "$old_node" ]
+ok $? "every tunable and the mode of /dev/iopa as before${bad:+ (differ:$bad)}"
+
+[ $n = $PLAN ] || echo "# planned $PLAN tests, ran $n"
+echo "# $((n - failed)) passed, $failed failed"
+[ $failed = 0 ] && [ $n = $PLAN ]

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopactl: sysfs, /dev/iopa and the terminal.  Everything that needs the
+ * module (or a terminal) is here; what is printed is decided in render.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiopa.h>
+
+#include "sys.h"
+
+int ctl_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
+			 buf[n - 1] == '\t'))
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
+int ctl_sysfs_read(const char *rel, char *buf, size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", CTL_SYSFS_DIR, rel);
+	return ctl_read_file(path, buf, len);
+}
+
+int ctl_sysfs_write(const char *rel, const char *value)
+{
+	size_t len = strlen(value);
+	char path[256];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", CTL_SYSFS_DIR, rel);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* One write: sysfs takes the whole value in one store() call. */
+	n = write(fd, value, len);
+	e = errno;
+	if (close(fd) < 0 && n >= 0)
+		return -errno;
+	if (n < 0)
+		return -e;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int ctl_module_loaded(void)
+{
+	struct stat st;
+
+	return stat(CTL_SYSFS_DIR, &st) == 0;
+}
+
+int ctl_list_submitters(int ctx_fd, struct iopa_sub_info *subs, uint32_t nr,
+			uint32_t flags, uint32_t *total, uint32_t *filled)
+{
+	struct iopa_list l;
+
+	memset(&l, 0, sizeof(l));
+	l.subs = (uint64_t)(uintptr_t)subs;
+	l.nr = nr;
+	l.flags = flags;
+	if (ioctl(ctx_fd, IOPA_IOC_LIST_SUBMITTERS, &l) < 0)
+		return -errno;
+	if (total)
+		*total = l.total;
+	if (filled)
+		*filled = l.filled;
+	return 0;
+}
+
+static void read_value(const char *rel, struct ctl_value *v, int number)
+{
+	memset(v, 0, sizeof(*v));
+	if (ctl_sysfs_read(rel, v->s, sizeof(v->s)))
+		return;
+	if (!number) {
+		v->ok = 1;
+		return;
+	}
+	/* stats/ prints a signed long long; anything else is not shown. */
+	v->ok = ctl_parse_u64(v->s, &v->u) == 0;
+}
+
+/*
+ * Size with nr = 0, then fetch; if submitters were created in between,
+ * try again with more room (a few times: the list is a snapshot anyway).
+ */
+static int list_all(struct ctl_snapshot *s, int fd, uint32_t flags)
+{
+	uint32_t total = 0, filled = 0, room;
+	int r, tries;
+
+	r = ctl_list_submitters(fd, NULL, 0, flags, &total, NULL);
+	if (r)
+		return r;
+	for (tries = 0; tries < 8; tries++) {
+		struct iopa_sub_info *subs;
+
+		room = total + 16;
+		if (room > IOPA_LIST_MAX)
+			room = IOPA_LIST_MAX;
+		subs = calloc(room, sizeof(*subs));
+		if (!subs)
+			return -ENOMEM;
+		r = ctl_list_submitters(fd, subs, room, flags, &total, &filled);
+		if (r) {
+			free(subs);
+			return r;
+		}
+		free(s->subs);
+		s->subs = subs;
+		s->nr = filled;
+		s->total = total;
+		if (filled >= total || room == IOPA_LIST_MAX)
+			break;
+	}
+	return 0;
+}
+
+static void take_list(struct ctl_snapshot *s, int fd)
+{
+	int r;
+
+	s->scope = CTL_SCOPE_NONE;
+	if (!s->feat_err && !(s->feat.features & IOPA_FEAT_LIST)) {
+		s->no_list = 1;
+		return;
+	}
+	r = list_all(s, fd, IOPA_LIST_F_ALL);
+	if (r == 0) {
+		s->scope = CTL_SCOPE_ALL;
+		return;
+	}
+	s->list_err = -r;
+	if (r == -ENOTTY) {
+		s->no_list = 1;
+		return;
+	}
+	if (r != -EPERM)
+		return;
+	/* Without CAP_SYS_ADMIN: the caller's context only (ours: empty). */
+	r = list_all(s, fd, 0);
+	if (r) {
+		s->own_err = -r;
+		return;
+	}
+	s->scope = CTL_SCOPE_OWN;
+}
+
+void ctl_snapshot_take(struct ctl_snapshot *s, int *ctx_fd)
+{
+	size_t i;
+	int fd, r;
+
+	free(s->subs);
+	memset(s, 0, sizeof(*s));
+	s->module_loaded = ctl_module_loaded();
+	if (!s->module_loaded)
+		return;
+	if (ctl_read_file("/sys/module/" IOPA_DEV_NAME "/version", s->version,
+			  sizeof(s->version)))
+		s->version[0] = '\0';
+	if (ctl_read_file("/sys/module/" IOPA_DEV_NAME "/srcversion",
+			  s->srcversion, sizeof(s->srcversion)))
+		s->srcversion[0] = '\0';
+	for (i = 0; i < CTL_NR_TUNABLES; i++)
+		read_value(ctl_tunables[i].name, &s->tun[i],
+			   ctl_tunables[i].kind == CTL_TUN_UINT);
+	for (i = 0; i < CTL_NR_TOTALS; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "stats/%s", ctl_totals[i]);
+		read_value(rel, &s->tot[i], 1);
+	}
+
+	fd = *ctx_fd;
+	if (fd < 0) {
+		fd = iopa_open();
+		if (fd < 0) {
+			s->dev_err = -fd;
+			return;
+		}
+		*ctx_fd = fd;
+	}
+	r = iopa_get_features(fd, &s->feat);
+	s->feat_err = r < 0 ? -r : 0;
+	take_list(s, fd);
+}
+
+void ctl_term_size(int fd, unsigned int *rows, unsigned int *cols)
+{
+	struct winsize ws;
+
+	*rows = 24;
+	*cols = 80;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}

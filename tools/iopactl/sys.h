@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * iopactl: the parts that touch the system (sys.c).  Functions return 0
+ * or a negative errno, like libiopa's.
+ */
+#ifndef IOPACTL_SYS_H
+#define IOPACTL_SYS_H
+
+#include "iopactl.h"
+
+/* Read a small file, trailing whitespace removed. */
+int ctl_read_file(const char *path, char *buf, size_t len);
+/* @rel relative to /sys/class/misc/iopa. */
+int ctl_sysfs_read(const char *rel, char *buf, size_t len);
+int ctl_sysfs_write(const char *rel, const char *value);
+int ctl_module_loaded(void);
+
+/*
+ * IOPA_IOC_LIST_SUBMITTERS on the context @ctx_fd, in libiopa's style
+ * (libiopa has no wrapper for it yet): 0 or -errno.
+ */
+int ctl_list_submitters(int ctx_fd, struct iopa_sub_info *subs, uint32_t nr,
+			uint32_t flags, uint32_t *total, uint32_t *filled);
+
+/*
+ * Fill @s (zeroed before its first use; ctl_snapshot_free() at the
+ * end).  *@ctx_fd is a context fd to reuse, or -1: then /dev/iopa is
+ * opened and the fd left in *@ctx_fd (closed by the caller) if it could.
+ */
+void ctl_snapshot_take(struct ctl_snapshot *s, int *ctx_fd);
+
+/* Rows and columns of the terminal on @fd; 24 x 80 if unknown. */
+void ctl_term_size(int fd, unsigned int *rows, unsigned int *cols);
+
+#endif /* IOPACTL_SYS_H */
