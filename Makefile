@@ -116,6 +116,7 @@ tools: deps
 	$(MAKE) -C $(TOP)/tools/bench
 	$(MAKE) -C $(TOP)/tools/fuzz
 	$(MAKE) -C $(TOP)/tools/stress
+	$(MAKE) -C $(TOP)/tools/iopactl
 
 # The kselftest harness: fetched when the default KSFT_INC is used.
 ksft:

@@ -54,6 +54,19 @@ for p in $(cat PROGS); do
 	[ $rc = 0 ] || [ $rc = 4 ] || fail=1
 done
 
+# iopactl against the loaded module: its own TAP, counted like a program's.
+G=/iopa/tools/iopactl/guest-check.sh
+echo "IOPA-TEST-BEGIN iopactl"
+if [ -f "$G" ]; then
+	timeout -s KILL "$T" sh "$G"
+	rc=$?
+else
+	echo "# $G: not in the initramfs"
+	rc=127
+fi
+echo "IOPA-TEST-END iopactl rc=$rc"
+[ $rc = 0 ] || fail=1
+
 unload() {
 	if ! grep -q '^iopa ' /proc/modules; then
 		echo "# iopa is not loaded any more (did a test unload it?)"

@@ -23,7 +23,8 @@ KSRC=$TOP/.cache/ksrc
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
-	ioctl-number userspace-build libiopa-host bench-report install dkms guest-selftests
+	ioctl-number userspace-build libiopa-host iopactl-host bench-report install dkms
+	guest-selftests
 	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
 # Not in the default set: `make check-debug` (the kernel with KASAN,
@@ -106,6 +107,12 @@ check_install() {
 
 check_dkms() {
 	"$TOP/tools/check/dkms.sh"
+}
+
+# iopactl's host tests: parsing, JSON, the watch layout, and its guest
+# check against an LD_PRELOAD stand-in for the module.
+check_iopactl_host() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/iopactl" test
 }
 
 check_bench_report() {
@@ -322,7 +329,7 @@ for c in $CHECKS; do
 		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring iopa-sum-check rmmod" ;;
 		guest-hdd-model) steps="hdd-model" ;;
 		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
-			tr '\n' ' ')rmmod udev-rule kmemleak" ;;
+			tr '\n' ' ')iopactl rmmod udev-rule kmemleak" ;;
 		*) steps="" ;;
 		esac
 		while IFS=$'\t' read -r name p f s note; do

@@ -233,8 +233,11 @@ for f in "$TOP"/tools/iopa-demo/*.sh; do
 done
 
 # iopa-sum (put_libs brings libcrypto along), for the demo and its check.
-# The udev rule, applied by guest-selftests.sh.
+# The udev rule, applied by guest-selftests.sh; iopactl and its check.
 put_proj tools/udev/60-iopa.rules
+for f in tools/iopactl/iopactl tools/iopactl/ctl-load tools/iopactl/guest-check.sh; do
+	[ ! -f "$TOP/$f" ] || put_proj "$f"
+done
 
 for f in tools/iopa-sum/iopa-sum tools/iopa-sum/mktree tools/iopa-sum/check.sh; do
 	[ ! -f "$TOP/$f" ] || put_proj "$f"

@@ -71,24 +71,6 @@ int ctl_module_loaded(void)
 	return stat(CTL_SYSFS_DIR, &st) == 0;
 }
 
-int ctl_list_submitters(int ctx_fd, struct iopa_sub_info *subs, uint32_t nr,
-			uint32_t flags, uint32_t *total, uint32_t *filled)
-{
-	struct iopa_list l;
-
-	memset(&l, 0, sizeof(l));
-	l.subs = (uint64_t)(uintptr_t)subs;
-	l.nr = nr;
-	l.flags = flags;
-	if (ioctl(ctx_fd, IOPA_IOC_LIST_SUBMITTERS, &l) < 0)
-		return -errno;
-	if (total)
-		*total = l.total;
-	if (filled)
-		*filled = l.filled;
-	return 0;
-}
-
 static void read_value(const char *rel, struct ctl_value *v, int number)
 {
 	memset(v, 0, sizeof(*v));
@@ -111,8 +93,8 @@ static int list_all(struct ctl_snapshot *s, int fd, uint32_t flags)
 	uint32_t total = 0, filled = 0, room;
 	int r, tries;
 
-	r = ctl_list_submitters(fd, NULL, 0, flags, &total, NULL);
-	if (r)
+	r = iopa_list_submitters(fd, NULL, 0, flags, &total);
+	if (r < 0)
 		return r;
 	for (tries = 0; tries < 8; tries++) {
 		struct iopa_sub_info *subs;
@@ -123,11 +105,12 @@ static int list_all(struct ctl_snapshot *s, int fd, uint32_t flags)
 		subs = calloc(room, sizeof(*subs));
 		if (!subs)
 			return -ENOMEM;
-		r = ctl_list_submitters(fd, subs, room, flags, &total, &filled);
-		if (r) {
+		r = iopa_list_submitters(fd, subs, room, flags, &total);
+		if (r < 0) {
 			free(subs);
 			return r;
 		}
+		filled = r;
 		free(s->subs);
 		s->subs = subs;
 		s->nr = filled;

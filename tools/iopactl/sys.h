@@ -16,13 +16,6 @@ int ctl_sysfs_write(const char *rel, const char *value);
 int ctl_module_loaded(void);
 
 /*
- * IOPA_IOC_LIST_SUBMITTERS on the context @ctx_fd, in libiopa's style
- * (libiopa has no wrapper for it yet): 0 or -errno.
- */
-int ctl_list_submitters(int ctx_fd, struct iopa_sub_info *subs, uint32_t nr,
-			uint32_t flags, uint32_t *total, uint32_t *filled);
-
-/*
  * Fill @s (zeroed before its first use; ctl_snapshot_free() at the
  * end).  *@ctx_fd is a context fd to reuse, or -1: then /dev/iopa is
  * opened and the fd left in *@ctx_fd (closed by the caller) if it could.
