@@ -25,8 +25,8 @@ OUT=$TOP/build/kbuild/$SERIES
 . "$CACHE/kernel/$SERIES.env"
 
 # Sources only: not the objects of an in-tree build.
-srcs() {
-	(cd "$TOP" && find kernel uapi -type f \
+srcs() {	# what the DKMS source tree has: dkms.conf (the version), kernel/, uapi/
+	(cd "$TOP" && find dkms.conf kernel uapi -type f \
 		! -name '*.o' ! -name '*.ko' ! -name '*.mod' ! -name '*.mod.c' \
 		! -name '*.cmd' ! -name 'Module.symvers' ! -name 'modules.order' \
 		! -name '*.a' ! -name '.*.d' ! -name '*~' | LC_ALL=C sort)
@@ -46,7 +46,7 @@ if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$stamp" ] &&
 	exit 0
 fi
 
-rm -rf "$OUT/kernel" "$OUT/uapi" "$OUT/stamp"
+rm -rf "$OUT/kernel" "$OUT/uapi" "$OUT/dkms.conf" "$OUT/stamp"
 srcs | (cd "$TOP" && cpio --quiet -pdm "$OUT")
 set +e
 make -C "$KDIR" M="$OUT/kernel" W=1 modules >"$OUT/build.log" 2>&1
