@@ -510,34 +510,73 @@ static void iopa_sub_info_fill(struct iopa_submitter *sub,
 	iopa_stats_fill(&info->stats, sub->stat, sub->nr);
 }
 
+/* Largest struct iopa_sub_info a caller may say it has (a later ABI's). */
+#define IOPA_LIST_ENTRY_MAX	4096
+
+/*
+ * The open submitters of @ctx into @info (room for @nr), counting all of
+ * them in *@total; *@filled entries used so far.
+ */
+static void iopa_list_ctx(struct iopa_ctx *ctx, struct iopa_sub_info *info,
+			  u32 nr, u32 *filled, u32 *total,
+			  const struct iopa_ctl_params *p)
+{
+	struct iopa_submitter *sub;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry(sub, &ctx->subs, ctx_node) {
+		if (*filled < nr)
+			iopa_sub_info_fill(sub, &info[(*filled)++], p);
+		(*total)++;
+	}
+	spin_unlock(&ctx->lock);
+}
+
+/* Copy @n entries to user space with a stride of @usize bytes. */
+static int iopa_list_copy_out(void __user *dst, const struct iopa_sub_info *info,
+			      u32 n, u32 usize)
+{
+	size_t copy = min_t(size_t, usize, sizeof(*info));
+	u32 i;
+
+	for (i = 0; i < n; i++, dst += usize) {
+		if (copy_to_user(dst, &info[i], copy))
+			return -EFAULT;
+		if (usize > copy && clear_user(dst + copy, usize - copy))
+			return -EFAULT;
+	}
+	return 0;
+}
+
 /**
  * iopa_ctx_list_subs() - IOPA_IOC_LIST_SUBMITTERS
  * @self: the context the command came on
  * @argp: the user's struct iopa_list
  *
- * A snapshot of the open submitters of @self, or of every context with
- * IOPA_LIST_F_ALL, which needs CAP_SYS_ADMIN: the listing shows other
- * users' processes and their rates.
+ * A snapshot of the open submitters of @self (only its lock is taken:
+ * the caller's fd pins it), or of every context with IOPA_LIST_F_ALL,
+ * which needs CAP_SYS_ADMIN: the listing shows other users' processes
+ * and their rates.
  *
  * Return: 0, -EFAULT, -EINVAL, -EPERM or -ENOMEM.
  */
 long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp)
 {
 	struct iopa_sub_info *info = NULL;
-	struct iopa_submitter *sub;
 	struct iopa_ctl_params p;
 	struct iopa_list arg;
 	struct iopa_ctx *ctx;
 	u32 total = 0, filled = 0;
-	long ret = 0;
+	long ret;
 
 	BUILD_BUG_ON(sizeof(info->comm) != TASK_COMM_LEN);
+	BUILD_BUG_ON(sizeof(*info) != IOPA_SUB_INFO_SIZE_V1);
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~IOPA_LIST_F_MASK) ||
-	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+	if ((arg.flags & ~IOPA_LIST_F_MASK) || arg.reserved0 || arg.reserved)
 		return -EINVAL;
-	if (arg.nr > IOPA_LIST_MAX)
+	if (arg.nr > IOPA_LIST_MAX || arg.entry_size < IOPA_SUB_INFO_SIZE_V1 ||
+	    arg.entry_size > IOPA_LIST_ENTRY_MAX)
 		return -EINVAL;
 	if ((arg.flags & IOPA_LIST_F_ALL) && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
@@ -548,28 +587,23 @@ long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp)
 	}
 
 	iopa_params_get(&p);
-	mutex_lock(&iopa_ctx_list_lock);
-	list_for_each_entry(ctx, &iopa_ctx_list, node) {
-		if (ctx != self && !(arg.flags & IOPA_LIST_F_ALL))
-			continue;
-		spin_lock(&ctx->lock);
-		list_for_each_entry(sub, &ctx->subs, ctx_node) {
-			if (filled < arg.nr)
-				iopa_sub_info_fill(sub, &info[filled++], &p);
-			total++;
-		}
-		spin_unlock(&ctx->lock);
+	if (arg.flags & IOPA_LIST_F_ALL) {
+		mutex_lock(&iopa_ctx_list_lock);
+		list_for_each_entry(ctx, &iopa_ctx_list, node)
+			iopa_list_ctx(ctx, info, arg.nr, &filled, &total, &p);
+		mutex_unlock(&iopa_ctx_list_lock);
+	} else {
+		iopa_list_ctx(self, info, arg.nr, &filled, &total, &p);
 	}
-	mutex_unlock(&iopa_ctx_list_lock);
 
-	if (filled && copy_to_user(u64_to_user_ptr(arg.subs), info,
-				   array_size(filled, sizeof(*info))))
-		ret = -EFAULT;
+	ret = iopa_list_copy_out(u64_to_user_ptr(arg.subs), info, filled,
+				 arg.entry_size);
 	kvfree(info);
 	if (ret)
 		return ret;
 	arg.total = total;
 	arg.filled = filled;
+	arg.entry_size = sizeof(*info);
 	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
 

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define LIBIOPA_VERSION_MAJOR	1
-#define LIBIOPA_VERSION_MINOR	0
+#define LIBIOPA_VERSION_MINOR	2
 
 /* The device iopa_open() opens. */
 #define LIBIOPA_DEV_PATH	"/dev/" IOPA_DEV_NAME

@@ -108,6 +108,7 @@ IOPA_EXPORT int iopa_list_submitters(int ctx_fd, struct iopa_sub_info *subs,
 	l.subs = (uintptr_t)subs;
 	l.nr = nr;
 	l.flags = flags;
+	l.entry_size = sizeof(*subs);
 	r = iopa_ioctl(ctx_fd, IOPA_IOC_LIST_SUBMITTERS, &l);
 	if (r < 0)
 		return r;

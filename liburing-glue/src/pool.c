@@ -554,9 +554,14 @@ IOPA_EXPORT int iopa_pool_submit(struct iopa_pool *p,
 			pool_maybe_grow(p);
 			return r;
 		}
-		if (r != -EAGAIN)
+		/*
+		 * EAGAIN: max_jobs outstanding; ENOSPC: the module holds
+		 * max_total_jobs, which our own unreaped jobs count in too.
+		 * Reap to make room, unless nothing of ours is outstanding
+		 * (then only other users can free the room: say so).
+		 */
+		if (r != -EAGAIN && (r != -ENOSPC || pool_outstanding(p) <= 0))
 			return r;
-		/* max_jobs outstanding: reap to make room. */
 		if (pool_reaping == p)
 			return -EDEADLK;
 		if (!atomic_load(&p->started))

@@ -1443,12 +1443,46 @@ static int list_subs(int ctx, struct iopa_sub_info *info, uint32_t nr,
 {
 	struct iopa_list l = {
 		.subs = (uintptr_t)info, .nr = nr, .flags = flags,
+		.entry_size = sizeof(*info),
 	};
 	int r = iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l);
 
 	if (out)
 		*out = l;
 	return r;
+}
+
+/*
+ * A caller built against a later ABI (a larger struct iopa_sub_info):
+ * each entry at its stride, the part the module does not know zeroed,
+ * and the module's own size reported back.
+ */
+TEST_F(abi, list_larger_entries)
+{
+	const uint32_t big = sizeof(struct iopa_sub_info) + 40;
+	unsigned char buf[2 * (sizeof(struct iopa_sub_info) + 40)];
+	struct iopa_list l = {
+		.subs = (uintptr_t)buf, .nr = 2, .entry_size = big,
+	};
+	struct iopa_sub_info a, b;
+	unsigned int i;
+	int sub2;
+
+	sub2 = iopa_submitter_create(self->ctx, 5);
+	ASSERT_LE(0, sub2);
+	memset(buf, 0xa5, sizeof(buf));
+	ASSERT_EQ(0, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	EXPECT_EQ(2U, l.filled);
+	EXPECT_EQ((uint32_t)sizeof(struct iopa_sub_info), l.entry_size);
+	memcpy(&a, buf, sizeof(a));
+	memcpy(&b, buf + big, sizeof(b));
+	EXPECT_EQ(a.sub_id + 1, b.sub_id);
+	EXPECT_EQ(5U, b.state.limit);
+	for (i = sizeof(a); i < big; i++) {
+		EXPECT_EQ(0, buf[i]);
+		EXPECT_EQ(0, buf[big + i]);
+	}
+	close(sub2);
 }
 
 /*
@@ -1521,10 +1555,21 @@ TEST_F(abi, list_own_context)
 
 TEST_F(abi, list_bad_args)
 {
-	struct iopa_list l = { .nr = 1 };
+	struct iopa_list l = { .entry_size = sizeof(struct iopa_sub_info) };
 
 	EXPECT_EQ(-EINVAL, list_subs(self->ctx, NULL, 0, 0x2, NULL));
-	l.reserved[1] = 1;
+	l.reserved = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	l.reserved = 0;
+	l.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	l.reserved0 = 0;
+	/* an entry smaller than ABI 1's, or beyond any plausible one */
+	l.entry_size = IOPA_SUB_INFO_SIZE_V1 - 8;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	l.entry_size = 0;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	l.entry_size = 4097;
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
 	EXPECT_EQ(-EINVAL, list_subs(self->ctx, NULL, IOPA_LIST_MAX + 1, 0, NULL));
 	/* room that is not there: nothing written, EFAULT */

@@ -347,7 +347,7 @@ TEST_F(sec, worker_gets_the_submitters_access)
 static int child_list(void *arg)
 {
 	struct passed *p = arg;
-	struct iopa_list l = { 0 };
+	struct iopa_list l = { .entry_size = sizeof(struct iopa_sub_info) };
 	int ctx;
 
 	ctx = iopa_recv_fd(p->sock);
@@ -365,19 +365,29 @@ static int child_list(void *arg)
 TEST_F(sec, list_all_needs_cap_sys_admin)
 {
 	struct passed p = { .path = self->path };
-	struct iopa_list l = { .flags = IOPA_LIST_F_ALL };
-	int sv[2], ctx, sub;
+	struct iopa_list l = {
+		.flags = IOPA_LIST_F_ALL,
+		.entry_size = sizeof(struct iopa_sub_info),
+	};
+	int sv[2], ctx, sub, ctx2, sub2;
 
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	ctx = iopa_open_ctx();
 	ASSERT_LE(0, ctx);
 	sub = iopa_submitter_create(ctx, 1);
 	ASSERT_LE(0, sub);
+	/* another context's submitter: not the child's to see */
+	ctx2 = iopa_open_ctx();
+	ASSERT_LE(0, ctx2);
+	sub2 = iopa_submitter_create(ctx2, 1);
+	ASSERT_LE(0, sub2);
 	ASSERT_EQ(0, iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
-	EXPECT_LE(1U, l.total);
+	EXPECT_LE(2U, l.total);
 	ASSERT_EQ(0, iopa_send_fd(sv[0], ctx));
 	p.sock = sv[1];
 	EXPECT_EQ(0, run_as_nobody(0, child_list, &p));
+	close(sub2);
+	close(ctx2);
 	close(sub);
 	close(ctx);
 	close(sv[0]);

@@ -418,6 +418,9 @@ static void do_ioctl(char *buf, char *guarded)
 		a->nr = below(8) ? below(LIST_ROOM + 1) :
 			IOPA_LIST_MAX + 1 + below(1 << 20);
 		a->flags = below(4) ? IOPA_LIST_F_ALL * below(2) : val();
+		/* the stride the kernel writes with: never larger than ours */
+		a->entry_size = below(8) ? sizeof(struct iopa_sub_info) :
+			below(sizeof(struct iopa_sub_info) + 1);
 		if (!below(8)) {
 			uint32_t nr = a->nr;
 
@@ -425,6 +428,8 @@ static void do_ioctl(char *buf, char *guarded)
 			a->subs = subs;
 			if (a->nr > LIST_ROOM && a->nr <= IOPA_LIST_MAX)
 				a->nr = nr;
+			if (a->entry_size > sizeof(struct iopa_sub_info))
+				a->entry_size = sizeof(struct iopa_sub_info);
 		}
 		fd = get_fd(below(8) ? K_CTX : K_NONE);
 		break;

@@ -610,8 +610,8 @@ static int fake_list(int fd, struct iopa_list *l)
 		return -ENOTTY;
 	if (fd_kind[fd] != K_CTX)
 		return -ENOTTY;
-	if (l->reserved[0] || l->reserved[1] || (l->flags & ~IOPA_LIST_F_MASK) ||
-	    l->nr > IOPA_LIST_MAX)
+	if (l->reserved0 || l->reserved || (l->flags & ~IOPA_LIST_F_MASK) ||
+	    l->nr > IOPA_LIST_MAX || l->entry_size != sizeof(*subs))
 		return -EINVAL;
 	if (l->nr && !subs)
 		return -EFAULT;
@@ -636,6 +636,7 @@ static int fake_list(int fd, struct iopa_list *l)
 	}
 	l->total = total;
 	l->filled = total < l->nr ? total : l->nr;
+	l->entry_size = sizeof(*subs);
 	return 0;
 }
 

@@ -498,13 +498,19 @@ struct iopa_sub_info {
 
 /**
  * struct iopa_list - argument of IOPA_IOC_LIST_SUBMITTERS (context fd)
- * @subs: user pointer to room for @nr struct iopa_sub_info
+ * @subs: user pointer to room for @nr entries of @entry_size bytes
  * @nr: entries there is room for, 0..IOPA_LIST_MAX (0: only count)
  * @flags: IOPA_LIST_F_ALL: the open submitters of every context (needs
  *	CAP_SYS_ADMIN); without it, those of the caller's context
  * @total: out: the submitters there are (may be more than @nr)
  * @filled: out: entries written, min(@nr, @total), in order of context
  *	then submitter creation
+ * @entry_size: in: sizeof(struct iopa_sub_info) as the caller knows it
+ *	(IOPA_SUB_INFO_SIZE_V1..4096), the stride of @subs; out: the
+ *	module's.  A later ABI may grow struct iopa_sub_info at its end:
+ *	the module writes the first @entry_size bytes of each entry, and
+ *	zeroes what it does not know of a larger one
+ * @reserved0: zero
  * @reserved: zero
  */
 struct iopa_list {
@@ -513,8 +519,13 @@ struct iopa_list {
 	__u32	flags;
 	__u32	total;
 	__u32	filled;
-	__u64	reserved[2];
+	__u32	entry_size;
+	__u32	reserved0;
+	__u64	reserved;
 };
+
+/* sizeof(struct iopa_sub_info) in ABI version 1. */
+#define IOPA_SUB_INFO_SIZE_V1	312
 
 /**
  * struct iopa_uring_fetch - command payload of IOPA_URING_CMD_FETCH and

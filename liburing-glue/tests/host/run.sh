@@ -97,6 +97,13 @@ check_symbols() {
 }
 t "exported symbols = libiopa.map, each @@ its node, soname libiopa.so.1" check_symbols
 
+# LIBIOPA_VERSION_MINOR/MAJOR of the header = the Makefile's version.
+check_version_macros() {
+	local h=include/libiopa.h
+	[ "$(sed -n 's/^#define LIBIOPA_VERSION_MAJOR[[:space:]]*//p' $h).$(sed -n 's/^#define LIBIOPA_VERSION_MINOR[[:space:]]*//p' $h)" = "$VERSION" ]
+}
+t "LIBIOPA_VERSION_MAJOR.MINOR in libiopa.h = the library's $VERSION" check_version_macros
+
 # ---- man pages: one per public function, groff-clean --------------------------
 inline_fns() {
 	sed -n 's/^static inline [a-z_ ]*[ *]\(iopa_[a-z][a-z_0-9]*\)(.*/\1/p' \
