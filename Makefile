@@ -75,6 +75,14 @@ IOPA_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$$/\1/p' \
 ifeq ($(IOPA_VERSION),)
 $(error no PACKAGE_VERSION="..." line in $(TOP)/dkms.conf)
 endif
+# It names a directory that install-dkms and uninstall remove.
+ifneq ($(shell echo '$(IOPA_VERSION)' | grep -Ex '[A-Za-z0-9.+~_-]+'),$(IOPA_VERSION))
+$(error PACKAGE_VERSION "$(IOPA_VERSION)" in dkms.conf: only [A-Za-z0-9.+~_-])
+endif
+# INSTALL_MODULE=0: everything but the module itself, for hosts where DKMS
+# builds and installs it (else both would be under /lib/modules, and dkms
+# refuses to replace a module of the same version).
+INSTALL_MODULE ?= 1
 
 KSFT_INC_DEFAULT := $(TOP)/.cache/ksrc/tools/testing/selftests
 KSFT_INC ?= $(KSFT_INC_DEFAULT)
@@ -160,11 +168,13 @@ version:
 # Without the kernel's signing key (distribution headers) do not try to
 # sign.  kbuild's depmod is skipped (DEPMOD=true): under DESTDIR it would
 # leave modules.dep & co. behind; without DESTDIR ours runs below.
-install: module install-dkms
+install: $(if $(filter 0,$(INSTALL_MODULE)),,module) install-dkms
+ifneq ($(INSTALL_MODULE),0)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kernel modules_install \
 		INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
 		DEPMOD=true $(if $(wildcard \
 		$(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
+endif
 	install -D -m 644 $(TOP)/uapi/linux/iopa.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
 	$(MAKE) -C $(TOP)/liburing-glue install $(LIB_DIRS)
@@ -173,7 +183,8 @@ install: module install-dkms
 	install -D -m 644 $(TOP)/tools/udev/60-iopa.rules \
 		$(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
 	@if [ -z "$(DESTDIR)" ]; then \
-		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
+		$(if $(filter 0,$(INSTALL_MODULE)),,echo "depmod -a $(KVER)"; \
+		depmod -a $(KVER);) \
 		echo ldconfig; ldconfig; \
 	fi
 	@if [ -z "$(DESTDIR)" ] && ! getent group iopa >/dev/null; then \
@@ -182,27 +193,28 @@ install: module install-dkms
 
 # The tree `dkms add -m iopa -v $(IOPA_VERSION)` expects under /usr/src.
 install-dkms:
-	rm -rf $(DKMSDEST)
-	install -d -m 755 $(DKMSDEST)/kernel $(DKMSDEST)/uapi/linux
-	install -m 644 $(TOP)/dkms.conf $(DKMSDEST)/dkms.conf
-	install -m 644 $(KERNEL_SRCS) $(DKMSDEST)/kernel/
-	install -m 644 $(TOP)/uapi/linux/iopa.h $(DKMSDEST)/uapi/linux/iopa.h
+	rm -rf '$(DKMSDEST)'
+	install -d -m 755 '$(DKMSDEST)/kernel' '$(DKMSDEST)/uapi/linux'
+	install -m 644 $(TOP)/dkms.conf '$(DKMSDEST)/dkms.conf'
+	install -m 644 $(KERNEL_SRCS) '$(DKMSDEST)/kernel/'
+	install -m 644 $(TOP)/uapi/linux/iopa.h '$(DKMSDEST)/uapi/linux/iopa.h'
 
 # Does not build anything; needs KDIR only for KVER (or KVER=...).  The
 # group "iopa" is left: files may belong to it.
 uninstall:
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+	    [ -n "$$(dkms status -m iopa -v $(IOPA_VERSION) 2>/dev/null)" ]; then \
+		echo "uninstall: dkms still has iopa/$(IOPA_VERSION): first run" \
+			"dkms remove -m iopa -v $(IOPA_VERSION) --all" >&2; \
+		exit 1; \
+	fi
 	rm -f $(MODFILES)
 	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
 	$(MAKE) -C $(TOP)/liburing-glue uninstall $(LIB_DIRS)
 	$(MAKE) -C $(TOP)/tools/iopa-sum uninstall $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
 	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl uninstall $(SUBMAKE_DIRS))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
-	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
-	    [ -n "$$(dkms status -m iopa -v $(IOPA_VERSION) 2>/dev/null)" ]; then \
-		echo "uninstall: dkms still has iopa/$(IOPA_VERSION);" \
-			"dkms remove -m iopa -v $(IOPA_VERSION) --all removes it" >&2; \
-	fi
-	rm -rf $(DKMSDEST)
+	rm -rf '$(DKMSDEST)'
 	@if [ -z "$(DESTDIR)" ]; then \
 		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
 		echo ldconfig; ldconfig; \

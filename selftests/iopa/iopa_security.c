@@ -50,16 +50,37 @@ static int run_as_nobody(gid_t group, child_fn fn, void *arg)
 	return WEXITSTATUS(status);
 }
 
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG		CG_ROOT "/iopa-test"
+#define CG_JOBS		8192
+
+static int cg_write(const char *file, const char *val)
+{
+	int fd = open(file, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 FIXTURE(sec) {
 	struct stat node;	/* the device node as found */
 	bool restore_node;
 	char path[64];		/* a job file, readable by NOBODY */
+	/* jobs_charged_to_memcg: what to undo */
+	bool cg_mounted, cg_memory_added, cg_made;
+	pid_t child;
 };
 
 FIXTURE_SETUP(sec)
 {
 	self->restore_node = false;
 	self->path[0] = 0;
+	self->cg_mounted = self->cg_memory_added = self->cg_made = false;
+	self->child = 0;
 	if (stat(IOPA_DEV_PATH, &self->node))
 		SKIP(return, IOPA_DEV_PATH " missing: is the iopa module loaded?");
 	if (geteuid() != 0)
@@ -77,6 +98,16 @@ FIXTURE_TEARDOWN(sec)
 	}
 	if (self->path[0])
 		unlink(self->path);
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, NULL, 0);
+	}
+	if (self->cg_made)
+		EXPECT_EQ(0, rmdir(CG));
+	if (self->cg_memory_added)
+		cg_write(CG_ROOT "/cgroup.subtree_control", "-memory");
+	if (self->cg_mounted)
+		EXPECT_EQ(0, umount(CG_ROOT));
 }
 
 /* Make the node root:@gid @mode, as the shipped udev rule does. */
@@ -481,20 +512,25 @@ TEST_F(sec, sysfs_others_read_only)
 
 /* ---- memory: charged to the submitter's memory cgroup ------------------ */
 
-#define CG_ROOT		"/sys/fs/cgroup"
-#define CG		CG_ROOT "/iopa-test"
-#define CG_JOBS		8192
-
-static int cg_write(const char *file, const char *val)
+/* Does the space-separated list in @file hold @word? */
+static bool cg_has(const char *file, const char *word)
 {
-	int fd = open(file, O_WRONLY | O_CLOEXEC), r = 0;
+	char buf[256], *tok, *save = NULL;
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		r = -errno;
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	return r;
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	for (tok = strtok_r(buf, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			return true;
+	return false;
 }
 
 /* A field of memory.stat, or -1. */
@@ -533,11 +569,16 @@ TEST_F(sec, jobs_charged_to_memcg)
 		mkdir(CG_ROOT, 0755);
 		if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
 			SKIP(return, "no cgroup v2 (%s)", strerror(errno));
+		self->cg_mounted = true;
 	}
-	if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
-		SKIP(return, "no memory controller");
+	if (!cg_has(CG_ROOT "/cgroup.subtree_control", "memory")) {
+		if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
+			SKIP(return, "no memory controller");
+		self->cg_memory_added = true;
+	}
 	rmdir(CG);
 	ASSERT_EQ(0, mkdir(CG, 0755));
+	self->cg_made = true;
 	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(done, O_CLOEXEC));
 
@@ -545,6 +586,9 @@ TEST_F(sec, jobs_charged_to_memcg)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		char c = 0;
+
+		close(go[1]);
+		close(done[0]);
 
 		snprintf(buf, sizeof(buf), "%d", getpid());
 		if (cg_write(CG "/cgroup.procs", buf))
@@ -576,6 +620,9 @@ TEST_F(sec, jobs_charged_to_memcg)
 		iopa_read_full(go[0], &c, 1);
 		_exit(0);
 	}
+	self->child = pid;
+	close(go[0]);
+	close(done[1]);
 	ASSERT_EQ(0, iopa_read_full(done[0], buf, 1));
 	before = cg_stat("slab");
 	ASSERT_EQ(0, iopa_write_full(go[1], "g", 1));
@@ -586,6 +633,7 @@ TEST_F(sec, jobs_charged_to_memcg)
 	after = cg_stat("slab");
 	ASSERT_EQ(0, iopa_write_full(go[1], "g", 1));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	self->child = 0;
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("child status %#x", st);
 	TH_LOG("memcg slab: before %lld, with %d jobs %lld, after close %lld",
@@ -593,11 +641,8 @@ TEST_F(sec, jobs_charged_to_memcg)
 	ASSERT_LE(0LL, before);
 	EXPECT_LE(before + 64LL * CG_JOBS, during);
 	EXPECT_GE(before + 16LL * CG_JOBS, after);
-	close(go[0]);
 	close(go[1]);
 	close(done[0]);
-	close(done[1]);
-	EXPECT_EQ(0, rmdir(CG));
 }
 
 TEST_HARNESS_MAIN

@@ -42,7 +42,7 @@ host_state >"$S/host.before"
 touch "$S/stamp"
 sleep 1
 
-plan 17
+plan 18
 
 # logged LOG CMD...: CMD's output to LOG; its tail if CMD fails.
 logged() {
@@ -272,5 +272,20 @@ check_host() {
 	! grep -E '^(groupadd|depmod|ldconfig)( |$)' "$LOG/install.log" "$LOG/uninstall.log"
 }
 t "nothing written outside DESTDIR (no groupadd, depmod, ldconfig)" check_host
+
+# INSTALL_MODULE=0 (DKMS installs the module): all the rest, no module.
+check_no_module() {
+	local d=$S/nomod
+	rm -rf "$d"
+	mkdir -p "$d"
+	logged "$LOG/install-nomod.log" "${MK[@]/DESTDIR=$R/DESTDIR=$d}" \
+		install INSTALL_MODULE=0 || return 1
+	[ -z "$(find "$d" -path '*/lib/modules/*' -name 'iopa.ko*')" ] ||
+		{ echo "a module was installed"; return 1; }
+	[ -f "$d/usr/src/iopa-$VER/dkms.conf" ] &&
+		[ -f "$d/usr/lib/udev/rules.d/60-iopa.rules" ] &&
+		[ -f "$d/usr/include/linux/iopa.h" ]
+}
+t "make install INSTALL_MODULE=0: no module, the DKMS tree and the rest" check_no_module
 
 finish

@@ -42,7 +42,7 @@ static void on_signal(int sig)
  */
 static void catch_signals(sigset_t *old)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct sigaction sa;
 	sigset_t block;
 	size_t i;
@@ -264,7 +264,16 @@ static int cmd_watch(const struct ctl_opts *o)
 		unsigned int rows, cols;
 		size_t i;
 
+		/*
+		 * A context fd per frame, closed at once: holding one between
+		 * frames would pin the module (rmmod: in use) and hide its
+		 * unloading from us.
+		 */
 		ctl_snapshot_take(&s, &fd);
+		if (fd >= 0) {
+			close(fd);
+			fd = -1;
+		}
 		ctl_term_size(STDOUT_FILENO, &rows, &cols);
 		if (rows > max_rows) {
 			void *p = realloc(lines, rows * sizeof(*lines));
