@@ -90,6 +90,7 @@ FIXTURE(pool) {
 	struct iopa_pool *pool;
 	struct tb tb;
 	unsigned long max_jobs;	/* sysfs, restored by teardown if set */
+	unsigned long max_total_jobs;	/* the same */
 };
 
 FIXTURE_SETUP(pool)
@@ -97,6 +98,7 @@ FIXTURE_SETUP(pool)
 	self->pool = NULL;
 	self->file = -1;
 	self->max_jobs = 0;
+	self->max_total_jobs = 0;
 	tb_init(&self->tb);
 	self->ctx = iopa_open();
 	if (self->ctx == -ENOENT)
@@ -113,6 +115,8 @@ FIXTURE_TEARDOWN(pool)
 		iopa_pool_close(self->pool);
 	if (self->max_jobs)
 		t_sysfs_write("max_jobs", self->max_jobs);
+	if (self->max_total_jobs)
+		t_sysfs_write("max_total_jobs", self->max_total_jobs);
 	if (self->file >= 0)
 		close(self->file);
 	if (self->ctx >= 0)
@@ -465,6 +469,46 @@ TEST_F(pool, submit_reaps_when_full)
 	EXPECT_EQ(0, iopa_pool_wait(self->pool));
 	EXPECT_EQ(100, atomic_load(&self->tb.done_calls));
 	EXPECT_EQ(100, atomic_load(&self->tb.calls));
+}
+
+/*
+ * The module full (sysfs max_total_jobs, ENOSPC): with jobs of its own
+ * outstanding the pool reaps them to make room; with none, only other
+ * users can free the room and the call says ENOSPC.
+ */
+TEST_F(pool, submit_reaps_at_module_cap)
+{
+	struct iopa_pool_opts o = opts_of(1, 4, 60000, 2);
+	struct iopa_job j;
+	unsigned long old, jobs;
+	int other;
+
+	o.done = done_fn;
+	o.done_arg = &self->tb;
+	ASSERT_EQ(0, t_sysfs_read("max_total_jobs", &old));
+	ASSERT_EQ(0, t_sysfs_read("stats/jobs", &jobs));
+	ASSERT_EQ(0, t_sysfs_write("max_total_jobs", jobs + 8));
+	self->max_total_jobs = old;
+	ASSERT_EQ(0, iopa_pool_init(&self->pool, self->ctx, &o));
+	ASSERT_EQ(0, iopa_pool_create_threads(self->pool, job_fn, &self->tb));
+	ASSERT_EQ(100, submit_n(self->pool, self->file, 0, 100));
+	EXPECT_LT(0, atomic_load(&self->tb.done_calls));	/* reaped early */
+	EXPECT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(100, atomic_load(&self->tb.calls));
+	/*
+	 * Nothing of the pool's outstanding: the one job of room left is
+	 * taken by another submitter's job, which nobody reaps.
+	 */
+	ASSERT_EQ(0, t_sysfs_read("stats/jobs", &jobs));
+	ASSERT_EQ(0, t_sysfs_write("max_total_jobs", jobs + 1));
+	other = iopa_submitter_create(self->ctx, 1, 0);
+	ASSERT_LE(0, other);
+	memset(&j, 0, sizeof(j));
+	j.fd = self->file;
+	j.len = 4096;
+	ASSERT_EQ(1, iopa_submit(other, &j, 1, 0));
+	EXPECT_EQ(-ENOSPC, iopa_pool_submit(self->pool, &j, 1));
+	close(other);
 }
 
 /*
