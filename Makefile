@@ -44,7 +44,8 @@
 #             linux-source-6.12 into .cache/ksrc (tools/guest/fetch-ksrc.sh)
 #   for install, install-dkms and uninstall:
 #   DESTDIR        staging root, prepended to every path below (default empty)
-#   PREFIX         /usr/local; BINDIR $(PREFIX)/bin, LIBDIR $(PREFIX)/lib,
+#   PREFIX         /usr/local; BINDIR $(PREFIX)/bin (iopa-sum), SBINDIR
+#                  $(PREFIX)/sbin (iopactl), LIBDIR $(PREFIX)/lib,
 #                  INCLUDEDIR $(PREFIX)/include, MANDIR $(PREFIX)/share/man,
 #                  PKGCONFIGDIR $(LIBDIR)/pkgconfig
 #   UDEVDIR        /usr/lib/udev (the rule goes to rules.d/60-iopa.rules)
@@ -61,6 +62,7 @@ GUEST := $(TOP)/tools/guest
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
@@ -179,7 +181,8 @@ endif
 		$(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
 	$(MAKE) -C $(TOP)/liburing-glue install $(LIB_DIRS)
 	$(MAKE) -C $(TOP)/tools/iopa-sum install $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
-	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl install $(SUBMAKE_DIRS))
+	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl install $(SUBMAKE_DIRS) \
+		BINDIR=$(SBINDIR))
 	install -D -m 644 $(TOP)/tools/udev/60-iopa.rules \
 		$(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
 	@if [ -z "$(DESTDIR)" ]; then \
@@ -212,7 +215,8 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
 	$(MAKE) -C $(TOP)/liburing-glue uninstall $(LIB_DIRS)
 	$(MAKE) -C $(TOP)/tools/iopa-sum uninstall $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
-	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl uninstall $(SUBMAKE_DIRS))
+	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl uninstall $(SUBMAKE_DIRS) \
+		BINDIR=$(SBINDIR))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
 	rm -rf '$(DKMSDEST)'
 	@if [ -z "$(DESTDIR)" ]; then \
