@@ -11,9 +11,19 @@
  *   accounting (read_bytes at bio submission, write_bytes at dirtying),
  *   the same counters as /proc/<pid>/io.  Page-cache hits count nothing,
  *   unlike the sys_read/sys_write volume the IOPA paper used.  A thread
- *   holding several jobs at once charges its I/O to each of them.
+ *   holding several jobs at once charges each byte once: to the first
+ *   of its jobs to complete after the byte moved (the worker remembers
+ *   how far its thread's counter has been charged).
  * - Jobs.  Completions per second; the throughput signal for a
- *   submitter whose jobs never did block I/O (CPU-bound or cached).
+ *   submitter whose jobs never did block I/O (CPU-bound or cached).  A
+ *   cycle whose jobs completed without block I/O although earlier ones
+ *   did is "cached": it says nothing about the device and the controller
+ *   ignores it (it is not a collapse of the byte rate).
+ * - Times.  Each job's queue wait (submit, or requeue, to fetch) and
+ *   service time (fetch to complete).  The controller uses the service
+ *   times' spread to estimate a sample's noise within its cycle, and
+ *   (bracket policy) ends a cycle as soon as it holds enough evidence:
+ *   the completion that brings it there queues the cycle's end.
  * - Demand.  A cycle tells something about the limit only if jobs were
  *   pending while the limit was reached; other samples are ignored.
  * - CPU.  Like seed 001, no growth while the CPUs are saturated: idle +
@@ -44,7 +54,7 @@
 
 /* The controller's parameters: sysfs writes them, each cycle reads them. */
 static struct iopa_ctl_params iopa_params;
-static enum iopa_ctl_policy iopa_default_policy = IOPA_CTL_POLICY_HILLCLIMB;
+static enum iopa_ctl_policy iopa_default_policy = IOPA_CTL_POLICY_BRACKET;
 /* Protects iopa_params and iopa_default_policy. */
 static DEFINE_SPINLOCK(iopa_params_lock);
 
@@ -181,8 +191,18 @@ static u64 iopa_cpu_idle_us(void)
  */
 void iopa_adapt_job_started(struct iopa_kjob *job)
 {
+	struct iopa_submitter *sub = job->sub;
+	u64 now;
+
 	job->io_task = current;
 	job->io_mark = iopa_task_io_bytes(current);
+	if (job->fetch_ns)
+		return;		/* the same fetch, handed over */
+	now = ktime_get_ns();
+	job->fetch_ns = now;
+	if (now > job->submit_ns)
+		sub->cyc.wait_us += div_u64(now - job->submit_ns, NSEC_PER_USEC);
+	sub->cyc.dispatched++;
 }
 
 /**
@@ -198,21 +218,45 @@ void iopa_adapt_job_started(struct iopa_kjob *job)
 void iopa_adapt_job_done(struct iopa_kjob *job)
 {
 	struct iopa_submitter *sub = job->sub;
-	u64 bytes = 0;
+	struct iopa_worker *w = job->worker;
+	struct iopa_adapt_cycle *cyc = &sub->cyc;
+	u64 bytes = 0, now_ns = ktime_get_ns(), svc = 0, sq;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	if (job->io_task == current) {
-		u64 now = iopa_task_io_bytes(current);
+		u64 now = iopa_task_io_bytes(current), from = job->io_mark;
 
+		/* Bytes already charged to another job of this thread: not again. */
+		if (w && w->io_task == current && w->io_charged > from)
+			from = w->io_charged;
 		/* (A dead fetcher's task_struct may be reused.) */
-		if (now >= job->io_mark)
-			bytes = now - job->io_mark;
+		if (now >= from)
+			bytes = now - from;
+		if (w) {
+			w->io_task = current;
+			w->io_charged = now;
+		}
 	}
 	job->io_task = NULL;
-	sub->cyc.bytes += bytes;
-	sub->cyc.jobs++;
+	cyc->bytes += bytes;
+	cyc->jobs++;
 	if (bytes)
 		sub->tput_bytes = true;
+	if (job->fetch_ns && now_ns > job->fetch_ns)
+		svc = div_u64(now_ns - job->fetch_ns, NSEC_PER_USEC);
+	cyc->svc_us += svc;
+	sq = svc < U32_MAX ? svc * svc : U64_MAX;
+	cyc->svc_sq = cyc->svc_sq > U64_MAX - sq ? U64_MAX : cyc->svc_sq + sq;
+
+	/* Enough evidence: end the cycle now rather than at its timer. */
+	if (!cyc->ending && !sub->closed &&
+	    iopa_ctl_cycle_enough(&sub->ctl,
+				  min_t(u64, div_u64(now_ns - cyc->start_ns,
+						     NSEC_PER_MSEC), U32_MAX),
+				  min_t(u64, cyc->jobs, U32_MAX), cyc->svc_us)) {
+		cyc->ending = true;
+		mod_delayed_work(system_unbound_wq, &sub->adapt_work, 0);
+	}
 }
 
 /**
@@ -245,7 +289,12 @@ static void iopa_adapt_cycle_begin(struct iopa_submitter *sub, u64 now_ns,
 	sub->cyc.idle_us = idle_us;
 	sub->cyc.bytes = 0;
 	sub->cyc.jobs = 0;
+	sub->cyc.svc_us = 0;
+	sub->cyc.svc_sq = 0;
+	sub->cyc.wait_us = 0;
+	sub->cyc.dispatched = 0;
 	sub->cyc.demand = false;
+	sub->cyc.ending = false;
 }
 
 /*
@@ -313,13 +362,27 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 			(sub->nr[IOPA_JOB_PENDING] &&
 			 sub->nr[IOPA_JOB_RUNNING] >= sub->limit);
 	sample.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
+	/* Jobs done without block I/O, after ones with: page-cache hits. */
+	sample.cached = sub->tput_bytes && !sub->cyc.bytes && sub->cyc.jobs;
+	sample.completions = min_t(u64, sub->cyc.jobs, U32_MAX);
+	sample.svc_us = sub->cyc.svc_us;
+	sample.svc_sq = sub->cyc.svc_sq;
+	sub->last_jobs = sample.completions;
+	sub->last_svc_us = sub->cyc.jobs ?
+			   min_t(u64, div64_u64(sub->cyc.svc_us, sub->cyc.jobs),
+				 U32_MAX) : 0;
+	sub->last_wait_us = sub->cyc.dispatched ?
+			    min_t(u64, div64_u64(sub->cyc.wait_us,
+						 sub->cyc.dispatched),
+				  U32_MAX) : 0;
+	sub->last_noise = iopa_ctl_sample_noise(&sample, sub->limit);
 
 	/* The limit and mode the cycle ran with. */
 	old = sub->limit;
 	mode = iopa_ctl_mode(&sub->ctl);
-	trace_iopa_cycle(ctx->id, sub->id, old, mode, sample.elapsed_ms,
-			 sub->bytes_per_s, sub->jobs_per_s, sample.demand,
-			 sample.cpu_saturated);
+	trace_iopa_cycle(ctx->id, sub->id, old, mode, &sample,
+			 sub->bytes_per_s, sub->jobs_per_s, sub->last_wait_us,
+			 sub->last_svc_us, sub->last_noise);
 	changed = iopa_ctl_update(&sub->ctl, &p, &sample, &r);
 	sub->r_permille = r;
 	sub->cycles++;
@@ -477,6 +540,10 @@ static void iopa_state_fill(struct iopa_submitter *sub, struct iopa_state *st,
 	st->jobs_per_s = sub->jobs_per_s;
 	st->nr_devs = sub->nr_devs;
 	st->order = sub->order;
+	st->wait_us = sub->last_wait_us;
+	st->svc_us = sub->last_svc_us;
+	st->completions = sub->last_jobs;
+	st->noise_permille = sub->last_noise;
 	for (i = 0; i < sub->nr_devs; i++)
 		st->devs[i] = sub->devs[i];
 }
@@ -621,6 +688,7 @@ long iopa_adapt_ioctl(struct iopa_submitter *sub, unsigned int cmd,
 	BUILD_BUG_ON(IOPA_CTL_LIMIT_MAX != IOPA_LIMIT_MAX);
 	BUILD_BUG_ON(IOPA_CTL_POLICY_IOPA + 1 != IOPA_POLICY_IOPA);
 	BUILD_BUG_ON(IOPA_CTL_POLICY_HILLCLIMB + 1 != IOPA_POLICY_HILLCLIMB);
+	BUILD_BUG_ON(IOPA_CTL_POLICY_BRACKET + 1 != IOPA_POLICY_BRACKET);
 	BUILD_BUG_ON(IOPA_CTL_NR_POLICIES != IOPA_POLICY_MAX);
 	BUILD_BUG_ON(IOPA_CTL_MODE_FAST != IOPA_MODE_FAST);
 	BUILD_BUG_ON(IOPA_CTL_MODE_NORMAL != IOPA_MODE_NORMAL);
@@ -654,20 +722,21 @@ static int iopa_submitters_show(struct seq_file *m, void *v)
 	u32 i;
 
 	iopa_params_get(&p);
-	seq_puts(m, "ctx sub policy mode limit min max inflight pending bytes_per_s jobs_per_s cycles changes devs\n");
+	seq_puts(m, "ctx sub policy mode limit min max inflight pending bytes_per_s jobs_per_s cycles changes wait_us svc_us completions noise_permille devs\n");
 	mutex_lock(&iopa_ctx_list_lock);
 	list_for_each_entry(ctx, &iopa_ctx_list, node) {
 		spin_lock(&ctx->lock);
 		list_for_each_entry(sub, &ctx->subs, ctx_node) {
 			memset(&st, 0, sizeof(st));
 			iopa_state_fill(sub, &st, &p);
-			seq_printf(m, "%u %u %s %s %u %u %u %u %u %llu %llu %llu %llu",
+			seq_printf(m, "%u %u %s %s %u %u %u %u %u %llu %llu %llu %llu %u %u %u %u",
 				   ctx->id, sub->id,
 				   iopa_ctl_policy_name(st.policy - 1),
 				   iopa_ctl_mode_name(st.mode), st.limit,
 				   st.min, st.max, st.inflight, st.pending,
 				   st.bytes_per_s, st.jobs_per_s, st.cycles,
-				   st.changes);
+				   st.changes, st.wait_us, st.svc_us,
+				   st.completions, st.noise_permille);
 			for (i = 0; i < st.nr_devs; i++)
 				seq_printf(m, "%c%u:%u", i ? ',' : ' ',
 					   MAJOR(st.devs[i]), MINOR(st.devs[i]));

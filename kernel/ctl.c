@@ -211,9 +211,58 @@ enum {
 	IOPA_CTL_HC_REPROBE_MAX_SHIFT	= 3,
 };
 
+/*
+ * The default ceiling of every limit.  Not derived from the CPUs: an I/O
+ * knee is the device's depth times its latency (Little's law), and a
+ * deep NVMe queue or a RAID set wants more jobs in flight than there are
+ * CPUs.  The CPU guard stops growth when the CPUs are the limit.
+ */
+#define IOPA_CTL_MAX_LIMIT_DEFAULT	256
+
+/* Constants of the bracket policy that are not tunables (see 5. above). */
+enum {
+	/* A cycle ends on evidence no sooner than this (timer overhead). */
+	IOPA_CTL_BR_MIN_CYCLE_MS	= 20,
+	/* ... with at least max(this, limit) completions ... */
+	IOPA_CTL_BR_MIN_JOBS		= 8,
+	/* ... over this many mean service times (FAST: doublings are big). */
+	IOPA_CTL_BR_SPANS		= 4,
+	IOPA_CTL_BR_FAST_SPANS		= 2,
+	/* A transient cycle: limit completions and one mean service time. */
+	IOPA_CTL_BR_SETTLE_SPANS	= 1,
+
+	/*
+	 * A sample's relative variance (ppm) is at least this: 2% standard
+	 * error for what a cycle cannot see of itself (other load, the
+	 * hypervisor); at most this: 50%.  The squared coefficient of
+	 * variation of service times is capped (a 4x spread).
+	 */
+	IOPA_CTL_BR_VAR_FLOOR		= 400,
+	IOPA_CTL_BR_VAR_MAX		= 250000,
+	IOPA_CTL_BR_CV2_MAX		= 16000000,
+
+	/* A pair is decided beyond this many (per mille) standard errors. */
+	IOPA_CTL_BR_Z_PERMILLE		= 2000,
+
+	/* The finest step is base / this (at least 1). */
+	IOPA_CTL_BR_FINE		= 8,
+
+	/* STEADY: a level shift is this many standard errors, twice. */
+	IOPA_CTL_BR_SHIFT_Z		= 3000,
+	IOPA_CTL_BR_SHIFT_CYCLES	= 2,
+
+	/* STEADY: probe after this many normal cycles, doubling up to 8x. */
+	IOPA_CTL_BR_REPROBE_CYCLES	= 8,
+	IOPA_CTL_BR_REPROBE_MAX_SHIFT	= 3,
+
+	/* The start limit when init_limit is 0. */
+	IOPA_CTL_BR_INIT_LIMIT		= 4,
+};
+
 static const char * const iopa_ctl_policy_names[IOPA_CTL_NR_POLICIES] = {
 	[IOPA_CTL_POLICY_IOPA]		= "iopa",
 	[IOPA_CTL_POLICY_HILLCLIMB]	= "hillclimb",
+	[IOPA_CTL_POLICY_BRACKET]	= "bracket",
 };
 
 static const char * const iopa_ctl_mode_names[IOPA_CTL_NR_MODES] = {
@@ -294,8 +343,6 @@ static u32 iopa_ctl_cpu_pct(u32 ncpus, u32 pct)
  */
 void iopa_ctl_params_default(struct iopa_ctl_params *p, u32 ncpus)
 {
-	u64 max = 4 * (u64)(ncpus ? ncpus : 1);
-
 	p->increase_permille = 1100;
 	p->decrease_permille = 900;
 	p->fast_cycle_ms = 500;
@@ -304,7 +351,7 @@ void iopa_ctl_params_default(struct iopa_ctl_params *p, u32 ncpus)
 	p->history = 3;
 	p->init_limit = 0;
 	p->fast_cap = 0;
-	p->max_limit = max < IOPA_CTL_LIMIT_MAX ? (u32)max : IOPA_CTL_LIMIT_MAX;
+	p->max_limit = IOPA_CTL_MAX_LIMIT_DEFAULT;
 	p->ncpus = ncpus ? ncpus : 1;
 }
 
@@ -893,6 +940,396 @@ static void iopa_ctl_hc_update(struct iopa_ctl *c,
 	}
 }
 
+/* ---- policy bracket (see 5. above) -------------------------------------- */
+
+/* Verdicts of the bracket policy on a pair of limits small < big. */
+enum iopa_ctl_br_verdict {
+	IOPA_CTL_BR_WAIT,	/* within the noise: measure once more */
+	IOPA_CTL_BR_BIG,	/* big pays for its extra jobs */
+	IOPA_CTL_BR_SMALL,	/* it does not */
+	IOPA_CTL_BR_FLAT,	/* still within the noise after history cycles */
+};
+
+/* @a * @b / @c without overflowing 64 bits (@b <= 2^32); U64_MAX for c 0. */
+static u64 iopa_ctl_muldiv(u64 a, u64 b, u64 c)
+{
+	while (a > (~0ULL) / (b ? b : 1)) {
+		a >>= 1;
+		c >>= 1;
+	}
+	if (!c)
+		return ~0ULL;
+	return div64_u64(a * b, c);
+}
+
+/*
+ * The relative variance of a sample's throughput, in ppm (1000000 = a
+ * standard error as large as the value), estimated within the cycle:
+ * k completions of jobs whose service times have a squared coefficient
+ * of variation cv2 give a count with relative variance cv2 / k (renewal
+ * counting), plus limit / (12 k^2) for the jobs cut by the cycle's edges
+ * (each running job contributes a completion more or less), plus a
+ * floor for what the cycle cannot see (other load, the hypervisor).
+ */
+static u32 iopa_ctl_br_var(const struct iopa_ctl_sample *s, u32 limit)
+{
+	u64 k = s->completions, mean, sq, var, cv2 = 0, v;
+
+	if (!k)
+		return IOPA_CTL_BR_VAR_MAX;
+	mean = div64_u64(s->svc_us, k);
+	if (mean > 0xffffffffULL)
+		mean = 0xffffffffULL;
+	if (mean) {
+		sq = div64_u64(s->svc_sq, k);
+		var = sq > mean * mean ? sq - mean * mean : 0;
+		cv2 = iopa_ctl_muldiv(var, 1000000, mean * mean);
+		if (cv2 > IOPA_CTL_BR_CV2_MAX)
+			cv2 = IOPA_CTL_BR_CV2_MAX;
+	}
+	v = div64_u64(cv2, k) + div64_u64(1000000ULL * limit, 12 * k * k) +
+	    IOPA_CTL_BR_VAR_FLOOR;
+	return v < IOPA_CTL_BR_VAR_MAX ? (u32)v : IOPA_CTL_BR_VAR_MAX;
+}
+
+/* A new limit: the next cycle is transient, the measurement starts anew. */
+static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
+{
+	if (limit != c->limit)
+		c->br_settle = 1;
+	c->limit = limit;
+	c->br_sum = 0;
+	c->br_var = 0;
+	c->br_n = 0;
+}
+
+static u64 iopa_ctl_br_mean(const struct iopa_ctl *c)
+{
+	return c->br_n ? div64_u64(c->br_sum, c->br_n) : 0;
+}
+
+/* Relative variance of the mean of the samples at the limit, ppm. */
+static u32 iopa_ctl_br_mvar(const struct iopa_ctl *c)
+{
+	return c->br_n ? c->br_var / ((u32)c->br_n * c->br_n) : 0;
+}
+
+/* The measurement at the limit becomes the reference for the next one. */
+static void iopa_ctl_br_set_ref(struct iopa_ctl *c)
+{
+	c->br_ref = iopa_ctl_br_mean(c);
+	c->br_ref_var = iopa_ctl_br_mvar(c);
+}
+
+/*
+ * Judge big against small (one of them the reference, the other the
+ * measurement under way, taken just after it): big pays for its extra
+ * jobs if it raised throughput by more than (increase_permille - 1000) /
+ * 1000 times its relative growth (@ramp: by anything).  Beyond a band of
+ * IOPA_CTL_BR_Z_PERMILLE standard errors either way the verdict is
+ * clear; within it, measure again, up to history samples, then FLAT with
+ * *@lean_big telling the side of the point estimate.
+ */
+static enum iopa_ctl_br_verdict
+iopa_ctl_br_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		  bool ramp, bool *lean_big)
+{
+	bool up = c->limit > c->base;
+	u32 small = up ? c->base : c->limit, big = up ? c->limit : c->base;
+	u64 ts = up ? c->br_ref : iopa_ctl_br_mean(c);
+	u64 tb = up ? iopa_ctl_br_mean(c) : c->br_ref;
+	u32 r = iopa_ctl_ratio(tb, ts);
+	u32 var = c->br_ref_var + iopa_ctl_br_mvar(c);
+	s64 need, x, band;
+
+	c->r_permille = r;
+	need = ramp ? 0 : (s64)div64_u64((u64)(p->increase_permille - 1000) *
+					 (big - small), small);
+	x = (s64)r - 1000 - need;
+	band = (s64)div64_u64((u64)IOPA_CTL_BR_Z_PERMILLE *
+			      iopa_ctl_isqrt(var), 1000);
+	*lean_big = x > 0;
+	if (x > band)
+		return IOPA_CTL_BR_BIG;
+	if (x < -band)
+		return IOPA_CTL_BR_SMALL;
+	if (c->br_n < iopa_ctl_history(p))
+		return IOPA_CTL_BR_WAIT;
+	return IOPA_CTL_BR_FLAT;
+}
+
+/* Bits of iopa_ctl.tried, bracket */
+#define IOPA_CTL_BR_UP		0x1	/* base + step was probed */
+#define IOPA_CTL_BR_DOWN	0x2	/* base - step was probed */
+
+static u32 iopa_ctl_br_min_step(u32 base)
+{
+	u32 m = base / IOPA_CTL_BR_FINE;
+
+	return m ? m : 1;
+}
+
+/* Bracket the base afresh, first in direction @dir, with step @step. */
+static void iopa_ctl_br_search(struct iopa_ctl *c, u32 step, s32 dir)
+{
+	u32 m = iopa_ctl_br_min_step(c->base);
+
+	c->step = step > m ? step : m;
+	c->dir = dir;
+	c->tried = 0;
+	c->from = 0;
+	c->rejected = 0;
+	c->br_streak = 0;
+}
+
+static void iopa_ctl_br_steady(struct iopa_ctl *c,
+			       const struct iopa_ctl_params *p)
+{
+	c->mode = IOPA_CTL_MODE_STEADY;
+	c->steady_ms = 0;
+	c->shifted = 0;
+	c->reprobe_ms = IOPA_CTL_BR_REPROBE_CYCLES * p->normal_cycle_ms <<
+			c->reprobes;
+	iopa_ctl_hist_clear(c);
+	if (c->br_n && c->limit == c->base)
+		iopa_ctl_hist_push(c, iopa_ctl_br_mean(c));
+}
+
+/*
+ * The base has just been measured (the reference is set): start the next
+ * probe, the search direction first, then the other; when both sides
+ * held at this step, halve it; below the finest step, STEADY.  No probe
+ * up while the CPUs are saturated.
+ */
+static void iopa_ctl_br_next(struct iopa_ctl *c,
+			     const struct iopa_ctl_params *p, bool saturated)
+{
+	u32 m = iopa_ctl_br_min_step(c->base);
+
+	while (c->step >= m) {
+		int i;
+
+		for (i = 0; i < 2; i++) {
+			s32 d = i ? -c->dir : c->dir;
+			u32 bit = d > 0 ? IOPA_CTL_BR_UP : IOPA_CTL_BR_DOWN;
+			u32 t;
+
+			if (c->tried & bit)
+				continue;
+			c->tried |= bit;
+			if (d > 0 && saturated)
+				continue;
+			/*
+			 * At most double, at least three quarters of the
+			 * base: a probe below a knee costs what it lacks.
+			 */
+			if (d > 0)
+				t = iopa_ctl_clamp(c, (u64)c->base +
+						   (c->step < c->base ?
+						    c->step : c->base));
+			else
+				t = iopa_ctl_clamp(c, c->base - (c->step <
+						   c->base / 4 ? c->step :
+						   c->base / 4));
+			/* Not the base, nor a limit already judged worse. */
+			if (t == c->base || t == c->from || t == c->rejected)
+				continue;
+			c->dir = d;
+			c->mode = IOPA_CTL_MODE_PROBE;
+			iopa_ctl_br_move(c, t);
+			return;
+		}
+		c->step /= 2;
+		c->tried = 0;
+		c->br_streak = 0;
+	}
+	iopa_ctl_br_steady(c, p);
+}
+
+/* Double the base if nothing stops it; else bracket it.  FAST only. */
+static void iopa_ctl_br_double(struct iopa_ctl *c,
+			       const struct iopa_ctl_params *p, bool saturated)
+{
+	u32 t = iopa_ctl_clamp(c, 2 * (u64)c->base);
+
+	if (!saturated && t > c->base) {
+		iopa_ctl_br_move(c, t);
+		return;
+	}
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_br_search(c, c->base / 4, saturated ? -1 : 1);
+	iopa_ctl_br_next(c, p, saturated);
+}
+
+static void iopa_ctl_br_fast(struct iopa_ctl *c,
+			     const struct iopa_ctl_params *p,
+			     const struct iopa_ctl_sample *s)
+{
+	enum iopa_ctl_br_verdict v;
+	bool lean_big;
+	u32 from = c->base;
+
+	if (c->limit == c->base) {
+		/* The start limit measured: the reference for a doubling. */
+		iopa_ctl_br_set_ref(c);
+		iopa_ctl_br_double(c, p, s->cpu_saturated);
+		return;
+	}
+	v = iopa_ctl_br_judge(c, p, false, &lean_big);
+	if (v == IOPA_CTL_BR_WAIT)
+		return;
+	if (v == IOPA_CTL_BR_BIG || (v == IOPA_CTL_BR_FLAT && lean_big)) {
+		c->base = c->limit;
+		iopa_ctl_br_set_ref(c);
+		iopa_ctl_br_double(c, p, s->cpu_saturated);
+		return;
+	}
+	/*
+	 * The doubling did not pay: the knee is near the base.  Back to it
+	 * and bracket it, a quarter of it up and down first; first down if
+	 * the doubling lost throughput outright (a device that thrashes).
+	 */
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_br_search(c, from / 4,
+			   c->r_permille < p->decrease_permille ? -1 : 1);
+	c->tried = c->dir > 0 ? IOPA_CTL_BR_UP : 0;
+	c->from = c->limit;
+	iopa_ctl_br_move(c, from);
+}
+
+static void iopa_ctl_br_probe(struct iopa_ctl *c,
+			      const struct iopa_ctl_params *p,
+			      const struct iopa_ctl_sample *s)
+{
+	enum iopa_ctl_br_verdict v;
+	bool up = c->limit > c->base, lean_big;
+	u32 m;
+
+	v = iopa_ctl_br_judge(c, p, false, &lean_big);
+	if (v == IOPA_CTL_BR_WAIT)
+		return;
+	/*
+	 * A probe that the noise cannot tell from the base wins if the
+	 * point estimate favours it: on a flat top the extra jobs do not pay
+	 * (down wins), below a knee they do (up wins).
+	 */
+	if (v == IOPA_CTL_BR_FLAT)
+		v = lean_big ? IOPA_CTL_BR_BIG : IOPA_CTL_BR_SMALL;
+	if ((up && v == IOPA_CTL_BR_BIG) || (!up && v == IOPA_CTL_BR_SMALL)) {
+		/*
+		 * The probe won: it is the new base, its measurement the
+		 * reference; probe on the same way with twice the step.
+		 */
+		c->from = c->base;
+		c->base = c->limit;
+		c->rejected = 0;
+		iopa_ctl_br_set_ref(c);
+		c->reprobes = 0;
+		if (c->br_streak < 255)
+			c->br_streak++;
+		c->step = 2 * c->step < c->base ? 2 * c->step : c->base;
+		m = iopa_ctl_br_min_step(c->base);
+		if (c->step < m)
+			c->step = m;
+		c->tried = up ? IOPA_CTL_BR_DOWN : IOPA_CTL_BR_UP;
+		iopa_ctl_br_next(c, p, s->cpu_saturated);
+		return;
+	}
+	/* The probe lost: back to the base, with a step grown no further. */
+	c->rejected = c->limit;
+	if (c->br_streak)
+		c->step = c->step / 2 > iopa_ctl_br_min_step(c->base) ?
+			  c->step / 2 : iopa_ctl_br_min_step(c->base);
+	c->br_streak = 0;
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_br_move(c, c->base);
+}
+
+/*
+ * STEADY: watch the level at the base.  Two samples in a row off the
+ * reference level by more than IOPA_CTL_BR_SHIFT_Z standard errors (and
+ * by more than 1000 - decrease_permille) mean the device or the load
+ * changed: bracket again.  Otherwise probe once after reprobe_ms, waiting
+ * twice as long after each probe that changed nothing.
+ */
+static void iopa_ctl_br_watch(struct iopa_ctl *c,
+			      const struct iopa_ctl_params *p,
+			      const struct iopa_ctl_sample *s, u32 var)
+{
+	u64 ref = iopa_ctl_hist_mean(c, IOPA_CTL_HIST_MAX);
+	u32 r = iopa_ctl_ratio(s->tput, ref);
+	u32 off = r > 1000 ? r - 1000 : 1000 - r;
+	u32 thr = (u32)div64_u64((u64)IOPA_CTL_BR_SHIFT_Z *
+				 iopa_ctl_isqrt(var), 1000);
+
+	c->r_permille = r;
+	if (thr < 1000 - p->decrease_permille)
+		thr = 1000 - p->decrease_permille;
+	if (ref && off > thr) {
+		if (++c->shifted < IOPA_CTL_BR_SHIFT_CYCLES)
+			return;
+		c->reprobes = 0;
+		iopa_ctl_br_search(c, c->base / 4, r > 1000 ? 1 : -1);
+		goto probe;
+	}
+	c->shifted = 0;
+	iopa_ctl_hist_push(c, s->tput);
+	c->steady_ms += s->elapsed_ms;
+	if (c->steady_ms < c->reprobe_ms)
+		return;
+	if (c->reprobes < IOPA_CTL_BR_REPROBE_MAX_SHIFT)
+		c->reprobes++;
+	iopa_ctl_br_search(c, 1, c->reprobe_dir ? -1 : 1);
+	c->reprobe_dir = !c->reprobe_dir;
+probe:
+	/* This sample is the base's measurement. */
+	c->br_sum = s->tput;
+	c->br_var = var;
+	c->br_n = 1;
+	iopa_ctl_br_set_ref(c);
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_br_next(c, p, s->cpu_saturated);
+}
+
+static void iopa_ctl_br_update(struct iopa_ctl *c,
+			       const struct iopa_ctl_params *p,
+			       const struct iopa_ctl_sample *s)
+{
+	u32 var = iopa_ctl_br_var(s, c->limit);
+
+	if (c->br_settle) {
+		/* Transient: jobs of the old limit were still running. */
+		c->br_settle = 0;
+		c->r_permille = 1000;
+		return;
+	}
+	if (c->mode == IOPA_CTL_MODE_STEADY) {
+		iopa_ctl_br_watch(c, p, s, var);
+		return;
+	}
+	if (c->br_n < 255) {
+		c->br_sum += s->tput;
+		c->br_var += var;
+		c->br_n++;
+	}
+	switch (c->mode) {
+	case IOPA_CTL_MODE_FAST:
+		iopa_ctl_br_fast(c, p, s);
+		break;
+	case IOPA_CTL_MODE_NORMAL:
+		/* The base measured: probe next to it. */
+		c->r_permille = 1000;
+		iopa_ctl_br_set_ref(c);
+		iopa_ctl_br_next(c, p, s->cpu_saturated);
+		break;
+	case IOPA_CTL_MODE_PROBE:
+		iopa_ctl_br_probe(c, p, s);
+		break;
+	default:
+		break;
+	}
+}
+
 /* ---- interface ----------------------------------------------------------- */
 
 /*
@@ -909,6 +1346,16 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
 		  IOPA_CTL_MODE_NORMAL;
 	iopa_ctl_hc_search(c, c->limit / 4, 1);
 	iopa_ctl_hc_reprobe_reset(c);
+	iopa_ctl_br_search(c, c->limit / 4, 1);
+	iopa_ctl_br_move(c, c->limit);
+	c->br_settle = 0;
+}
+
+/* The policy probes trial limits around a base (which a trial is not). */
+static bool iopa_ctl_probes(const struct iopa_ctl *c)
+{
+	return c->policy == IOPA_CTL_POLICY_HILLCLIMB ||
+	       c->policy == IOPA_CTL_POLICY_BRACKET;
 }
 
 /**
@@ -917,7 +1364,8 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
  * @p: the tunables (valid: iopa_ctl_params_check())
  * @pol: the policy; an unknown value means IOPA_CTL_POLICY_IOPA
  *
- * The limit starts at @p->init_limit (or 30% of the CPUs) in mode FAST.
+ * The limit starts at @p->init_limit (or the policy's own: 30% of the
+ * CPUs, bracket 4) in mode FAST.
  */
 void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		   enum iopa_ctl_policy pol)
@@ -926,8 +1374,12 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	c->policy = (unsigned int)pol < IOPA_CTL_NR_POLICIES ? pol :
 		    IOPA_CTL_POLICY_IOPA;
 	c->ceiling = p->max_limit;
-	c->limit = iopa_ctl_clamp(c, p->init_limit ? p->init_limit :
-				  iopa_ctl_cpu_pct(p->ncpus, 30));
+	if (p->init_limit)
+		c->limit = iopa_ctl_clamp(c, p->init_limit);
+	else if (c->policy == IOPA_CTL_POLICY_BRACKET)
+		c->limit = iopa_ctl_clamp(c, IOPA_CTL_BR_INIT_LIMIT);
+	else
+		c->limit = iopa_ctl_clamp(c, iopa_ctl_cpu_pct(p->ncpus, 30));
 	c->mode = IOPA_CTL_MODE_FAST;
 	c->base = c->limit;
 	c->step = 1;
@@ -948,9 +1400,8 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol)
 {
 	if ((unsigned int)pol >= IOPA_CTL_NR_POLICIES || pol == c->policy)
 		return;
-	/* A hillclimb trial is not a limit to keep. */
-	if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
-	    c->mode != IOPA_CTL_MODE_FIXED)
+	/* A trial is not a limit to keep. */
+	if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED)
 		c->limit = c->base;
 	c->policy = pol;
 	if (c->mode != IOPA_CTL_MODE_FIXED)
@@ -980,8 +1431,7 @@ int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	c->min = min;
 	c->max = max;
 	c->ceiling = p->max_limit;
-	if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
-	    c->mode != IOPA_CTL_MODE_FIXED &&
+	if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 	    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 	     iopa_ctl_clamp(c, c->base) != c->base)) {
 		c->limit = iopa_ctl_clamp(c, c->base);
@@ -1075,6 +1525,57 @@ u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 }
 
 /**
+ * iopa_ctl_sample_noise() - standard error of a sample, estimated within it
+ * @s: the sample
+ * @limit: the limit it ran at
+ *
+ * Return: the relative standard error of @s->tput, per mille, from the
+ * number of completions and the spread of their service times (see
+ * iopa_ctl_br_var()), at least the floor the bracket policy assumes.
+ */
+u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit)
+{
+	return iopa_ctl_isqrt(iopa_ctl_br_var(s, limit));
+}
+
+/**
+ * iopa_ctl_cycle_enough() - may the cycle under way end already?
+ * @c: the controller
+ * @elapsed_ms: time since the cycle began
+ * @completions: jobs completed since then
+ * @svc_us: sum of their service times, microseconds
+ *
+ * The bracket policy ends a cycle once it holds enough evidence (see 5.
+ * above); iopa_ctl_next_cycle_ms() is then only its upper bound.  The
+ * other policies run cycles of fixed length.
+ *
+ * Return: true if the caller may end the cycle now.
+ */
+bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
+			   u32 completions, u64 svc_us)
+{
+	u32 need = c->limit, spans;
+	u64 mean_us;
+
+	if (c->policy != IOPA_CTL_POLICY_BRACKET ||
+	    c->mode == IOPA_CTL_MODE_FIXED)
+		return false;
+	if (elapsed_ms < IOPA_CTL_BR_MIN_CYCLE_MS || !completions)
+		return false;
+	mean_us = div64_u64(svc_us, completions);
+	if (c->br_settle) {
+		/* Transient: the jobs of the old limit have turned over. */
+		spans = IOPA_CTL_BR_SETTLE_SPANS;
+	} else {
+		if (need < IOPA_CTL_BR_MIN_JOBS)
+			need = IOPA_CTL_BR_MIN_JOBS;
+		spans = c->mode == IOPA_CTL_MODE_FAST ?
+			IOPA_CTL_BR_FAST_SPANS : IOPA_CTL_BR_SPANS;
+	}
+	return completions >= need && (u64)elapsed_ms * 1000 >= spans * mean_us;
+}
+
+/**
  * iopa_ctl_update() - end of a cycle: feed its sample, adapt the limit
  * @c: the controller
  * @p: the tunables (valid: iopa_ctl_params_check())
@@ -1099,8 +1600,7 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	if (c->ceiling != p->max_limit) {
 		/* max_limit changed (sysfs): clamp, abandoning a trial it cuts */
 		c->ceiling = p->max_limit;
-		if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
-		    c->mode != IOPA_CTL_MODE_FIXED &&
+		if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 		    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 		     iopa_ctl_clamp(c, c->base) != c->base)) {
 			c->limit = iopa_ctl_clamp(c, c->base);
@@ -1112,17 +1612,22 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 
 	if (c->mode == IOPA_CTL_MODE_FIXED) {
 		/* nothing */
-	} else if (!s->demand) {
+	} else if (!s->demand || s->cached) {
 		if (c->mode == IOPA_CTL_MODE_HOLD) {
 			iopa_ctl_hold_tick(c, s->elapsed_ms);
-		} else if (c->policy == IOPA_CTL_POLICY_HILLCLIMB &&
+		} else if (!s->demand && iopa_ctl_probes(c) &&
 			   c->limit != c->base) {
 			/* A trial cannot be judged without demand: drop it. */
 			c->limit = c->base;
 			iopa_ctl_resume(c);
+		} else if (c->policy == IOPA_CTL_POLICY_BRACKET) {
+			/* Not a sample of the limit, but the transient passed. */
+			c->br_settle = 0;
 		}
 	} else if (c->policy == IOPA_CTL_POLICY_HILLCLIMB) {
 		iopa_ctl_hc_update(c, p, s);
+	} else if (c->policy == IOPA_CTL_POLICY_BRACKET) {
+		iopa_ctl_br_update(c, p, s);
 	} else {
 		iopa_ctl_iopa_update(c, p, s);
 	}

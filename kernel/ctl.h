@@ -46,11 +46,17 @@ typedef long long s64;
  *	limit, compare the throughput with the step's against the
  *	throughput without it, keep the step only if the added workers
  *	paid for themselves, else go back; converge by halving the step
+ * @IOPA_CTL_POLICY_BRACKET: the default: double until a doubling no
+ *	longer pays beyond the noise, then bracket the limit with probes a
+ *	step above and below it, each judged against a measurement of the
+ *	limit taken just before it; cycles end on enough evidence (job
+ *	completions and service times), not on a fixed time
  * @IOPA_CTL_NR_POLICIES: number of policies
  */
 enum iopa_ctl_policy {
 	IOPA_CTL_POLICY_IOPA,
 	IOPA_CTL_POLICY_HILLCLIMB,
+	IOPA_CTL_POLICY_BRACKET,
 	IOPA_CTL_NR_POLICIES,
 };
 
@@ -58,15 +64,16 @@ enum iopa_ctl_policy {
  * enum iopa_ctl_mode - what a controller is doing in the current cycle
  * @IOPA_CTL_MODE_FAST: start-up ramp; cycles of fast_cycle_ms.  iopa:
  *	double while the throughput ratio R exceeds the increase threshold.
- *	hillclimb: double while the doubled limit pays for itself
+ *	hillclimb, bracket: double while the doubled limit pays for itself
  * @IOPA_CTL_MODE_NORMAL: iopa: +1 / -1 / keep on R, one normal cycle
- *	each.  hillclimb: measuring the base limit before the next probe
+ *	each.  hillclimb, bracket: measuring the base limit before the next
+ *	probe
  * @IOPA_CTL_MODE_HOLD: iopa only: keep the limit for hold_cycle_ms after
  *	a decrease
  * @IOPA_CTL_MODE_FIXED: frozen by iopa_ctl_set_fixed(); no adaptation
- * @IOPA_CTL_MODE_PROBE: hillclimb only: a trial limit (base +- step) is
- *	being measured
- * @IOPA_CTL_MODE_STEADY: hillclimb only: converged; the limit stays
+ * @IOPA_CTL_MODE_PROBE: hillclimb, bracket: a trial limit (base +- step)
+ *	is being measured
+ * @IOPA_CTL_MODE_STEADY: hillclimb, bracket: converged; the limit stays
  *	until the throughput at it shifts or the re-probe timer fires
  * @IOPA_CTL_NR_MODES: number of modes
  *
@@ -88,10 +95,22 @@ enum iopa_ctl_policy {
  *   PROBE -> STEADY     trial accepted and no step left to try
  *   STEADY -> NORMAL    throughput shifted at the same limit (re-probe
  *                       with a large step) or the re-probe timer fired
- * Both:
+ * Transitions, bracket (each move passes a transient cycle, which is
+ * measured but not judged):
+ *   FAST -> FAST        the doubling paid beyond the noise: double again
+ *   FAST -> NORMAL      it did not: back to the smaller limit, bracket it
+ *   NORMAL -> PROBE     base measured: probe base + step, then base - step
+ *   PROBE -> PROBE      the probe won: it becomes the base, the step
+ *                       doubles, probe on in the same direction
+ *   PROBE -> NORMAL     the probe lost: back to the base
+ *   NORMAL -> STEADY    both sides lost at step 1
+ *   STEADY -> NORMAL    the level at the base shifted, or the re-probe
+ *                       timer fired
+ * All:
  *   any -> FIXED        iopa_ctl_set_fixed(limit)
  *   FIXED -> FAST       iopa_ctl_set_fixed(0), iopa: ramp from the limit
- *   FIXED -> NORMAL     iopa_ctl_set_fixed(0), hillclimb: probe around it
+ *   FIXED -> NORMAL     iopa_ctl_set_fixed(0), hillclimb and bracket: probe
+ *                       around it
  *   any -> FAST, NORMAL iopa_ctl_set_policy(), as after iopa_ctl_set_fixed(0)
  */
 enum iopa_ctl_mode {
@@ -113,13 +132,17 @@ enum iopa_ctl_mode {
  * @decrease_permille: iopa shrinks when R < this / 1000.  hillclimb
  *	re-probes when the throughput at an unchanged limit moves by more
  *	than (1000 - this) / 1000 (and by more than the noise)
- * @fast_cycle_ms: cycle length in FAST mode
- * @normal_cycle_ms: cycle length in the other modes
+ * @fast_cycle_ms: cycle length in FAST mode (bracket: the longest one; a
+ *	cycle ends earlier once it holds enough evidence)
+ * @normal_cycle_ms: cycle length in the other modes (bracket: the longest)
  * @hold_cycle_ms: iopa: how long HOLD keeps the limit after a decrease
  * @history: iopa: N, the number of previous cycles R is taken against.
  *	hillclimb: most cycles averaged per measurement.  1..IOPA_CTL_HIST_MAX
- * @init_limit: limit of a new controller; 0: 30% of @ncpus, rounded up
- * @fast_cap: FAST mode grows no further; 0: 90% of @ncpus, rounded up
+ * @init_limit: limit of a new controller; 0: the policy's own (iopa and
+ *	hillclimb: 30% of @ncpus, rounded up; bracket: 4)
+ * @fast_cap: iopa and hillclimb: FAST mode grows no further; 0: 90% of
+ *	@ncpus, rounded up.  bracket has no CPU-derived cap: only max_limit,
+ *	the CPU guard and demand end its doubling
  * @max_limit: ceiling for every controller, >= 1
  * @ncpus: online CPUs
  */
@@ -146,12 +169,24 @@ struct iopa_ctl_params {
  * @demand: jobs waited on the limit during the cycle, so the throughput
  *	says something about the limit.  Without demand the sample is
  *	ignored (a submitter with few jobs runs below its limit)
+ * @cached: the cycle's jobs completed without block I/O although the
+ *	submitter's throughput is measured in bytes (page-cache hits): @tput
+ *	says nothing about the device and the sample is ignored
+ * @completions: jobs completed in the cycle
+ * @svc_us: sum of their service times (fetch to complete), microseconds
+ * @svc_sq: sum of the squares of their service times in microseconds,
+ *	saturated at U64_MAX; with @svc_us it gives the spread from which
+ *	the bracket policy estimates a sample's noise within the cycle
  */
 struct iopa_ctl_sample {
 	u64 tput;
 	u32 elapsed_ms;
 	bool cpu_saturated;
 	bool demand;
+	bool cached;
+	u32 completions;
+	u64 svc_us;
+	u64 svc_sq;
 };
 
 /**
@@ -188,6 +223,18 @@ struct iopa_ctl_sample {
  * @dir: hillclimb: direction of the current search, +1 or -1
  * @dropped: the limit fell at the end of the last cycle: the cycle just
  *	measured ran partly above it while running jobs drained
+ * @br_ref: bracket: throughput of the measurement the one under way will
+ *	be judged against (the base just before a probe, the limit before a
+ *	doubling)
+ * @br_sum: bracket: sum of the samples taken at the limit since its
+ *	transient cycle
+ * @br_ref_var: bracket: relative variance of @br_ref, in ppm
+ * @br_var: bracket: sum of the relative variances of the samples in
+ *	@br_sum, in ppm
+ * @br_n: bracket: samples in @br_sum
+ * @br_settle: bracket: the limit just changed; the next cycle is
+ *	transient (running jobs started under the old limit)
+ * @br_streak: bracket: probes won in a row in direction @dir
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -217,6 +264,13 @@ struct iopa_ctl {
 	u8 mode;
 	s32 dir;
 	bool dropped;
+	u64 br_ref;
+	u64 br_sum;
+	u32 br_ref_var;
+	u32 br_var;
+	u8 br_n;
+	u8 br_settle;
+	u8 br_streak;
 };
 
 const char *iopa_ctl_policy_name(enum iopa_ctl_policy p);
@@ -237,6 +291,9 @@ enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);
 enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c);
 u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 			   const struct iopa_ctl_params *p);
+u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit);
+bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
+			   u32 completions, u64 svc_us);
 bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		     const struct iopa_ctl_sample *s, u32 *r_permille);
 

@@ -129,14 +129,24 @@ struct iopa_ctx {
  * @idle_us: CPU idle + iowait time of all CPUs at @start_ns
  * @bytes: block-layer bytes moved by the submitter's jobs that completed
  * @jobs: the submitter's jobs completed
+ * @svc_us: sum of their service times (fetch to complete), microseconds
+ * @svc_sq: sum of the squares of those, saturated at U64_MAX
+ * @wait_us: sum of the queue waits (submit to fetch) of jobs dispatched
+ * @dispatched: jobs dispatched (first fetch of a job, or after a requeue)
  * @demand: at some point jobs were pending while the limit was reached
+ * @ending: the cycle holds enough evidence and its end is queued
  */
 struct iopa_adapt_cycle {
 	u64			start_ns;
 	u64			idle_us;
 	u64			bytes;
 	u64			jobs;
+	u64			svc_us;
+	u64			svc_sq;
+	u64			wait_us;
+	u64			dispatched;
 	bool			demand;
+	bool			ending;
 };
 
 /**
@@ -162,6 +172,10 @@ struct iopa_adapt_cycle {
  *	have done block I/O), else in jobs
  * @bytes_per_s: L: last cycle's block-layer bytes per second
  * @jobs_per_s: L: last cycle's completed jobs per second
+ * @last_wait_us: L: last cycle's mean queue wait of dispatched jobs
+ * @last_svc_us: L: last cycle's mean service time of completed jobs
+ * @last_jobs: L: last cycle's completed jobs
+ * @last_noise: L: last cycle's throughput standard error, per mille
  * @cycles: L: cycles run
  * @changes: L: limit changes made by the controller
  * @r_permille: L: the controller's last ratio
@@ -194,6 +208,10 @@ struct iopa_submitter {
 	bool			tput_bytes;
 	u64			bytes_per_s;
 	u64			jobs_per_s;
+	u32			last_wait_us;
+	u32			last_svc_us;
+	u32			last_jobs;
+	u32			last_noise;
 	u64			cycles;
 	u64			changes;
 	u32			r_permille;
@@ -214,6 +232,9 @@ struct iopa_submitter {
  * @held: L: RUNNING jobs this worker holds
  * @nr_held: L: length of @held
  * @nr_parked: L: io_uring FETCH commands of this worker on ctx->parked
+ * @io_task: L: the thread that completed this worker's last job
+ * @io_charged: L: @io_task's block I/O bytes already charged to jobs, so
+ *	a thread holding several jobs charges each byte to one of them
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;
@@ -221,6 +242,8 @@ struct iopa_worker {
 	struct list_head	held;
 	u32			nr_held;
 	u32			nr_parked;
+	const struct task_struct *io_task;
+	u64			io_charged;
 };
 
 /**
@@ -239,6 +262,8 @@ struct iopa_worker {
  * @state: L: enum iopa_job_state
  * @io_task: L: the worker thread that fetched the job while RUNNING
  * @io_mark: L: @io_task's block I/O bytes when it fetched the job
+ * @submit_ns: I: when it was submitted (ktime_get_ns()), or requeued
+ * @fetch_ns: L: when a worker fetched it, 0 while not RUNNING
  * @ucmd: L: the io_uring SUBMIT command whose CQE reports the job's end,
  *	or NULL for a job submitted by ioctl or whose command was cancelled
  * @orphan: L: its io_uring command was cancelled: the job's end is
@@ -262,6 +287,8 @@ struct iopa_kjob {
 	u8			state;
 	const struct task_struct *io_task;
 	u64			io_mark;
+	u64			submit_ns;
+	u64			fetch_ns;
 	struct io_uring_cmd	*ucmd;
 	bool			orphan;
 	struct rb_node		sort_node;

@@ -284,6 +284,8 @@ struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 /* Put a RUNNING or NEW job at the head of its submitter's queue. */
 static void iopa_job_queue_head(struct iopa_kjob *job)
 {
+	/* Its next dispatch is a new fetch: its wait and service start anew. */
+	job->fetch_ns = 0;
 	if (job->worker) {
 		job->worker->nr_held--;
 		job->worker = NULL;
@@ -472,6 +474,7 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 	job->offset = desc->offset;
 	job->len = desc->len;
 	job->flags = desc->flags;
+	job->submit_ns = ktime_get_ns();
 	RB_CLEAR_NODE(&job->sort_node);
 	if (READ_ONCE(sub->order) != IOPA_ORDER_FIFO)
 		job->location = iopa_order_locate(file, desc->offset);
@@ -722,7 +725,8 @@ static long iopa_get_features(void __user *argp)
 		.abi_version = IOPA_ABI_VERSION,
 		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL |
 			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
-			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST,
+			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST |
+			    IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,

@@ -16,6 +16,8 @@
 
 #include <linux/tracepoint.h>
 
+#include "ctl.h"
+
 #define iopa_show_mode(m)						\
 	__print_symbolic(m, { 0, "fast" }, { 1, "normal" }, { 2, "hold" },	\
 			 { 3, "fixed" }, { 4, "probe" }, { 5, "steady" })
@@ -48,10 +50,10 @@ TRACE_EVENT(iopa_limit_change,
 
 TRACE_EVENT(iopa_cycle,
 	    TP_PROTO(u32 ctx_id, u32 sub_id, u32 limit, u32 mode,
-		     u32 elapsed_ms, u64 bytes_per_s, u64 jobs_per_s,
-		     bool demand, bool saturated),
-	    TP_ARGS(ctx_id, sub_id, limit, mode, elapsed_ms, bytes_per_s,
-		    jobs_per_s, demand, saturated),
+		     const struct iopa_ctl_sample *s, u64 bytes_per_s,
+		     u64 jobs_per_s, u32 wait_us, u32 svc_us, u32 noise),
+	    TP_ARGS(ctx_id, sub_id, limit, mode, s, bytes_per_s, jobs_per_s,
+		    wait_us, svc_us, noise),
 	    TP_STRUCT__entry(__field(u32, ctx_id)
 			     __field(u32, sub_id)
 			     __field(u32, limit)
@@ -60,21 +62,33 @@ TRACE_EVENT(iopa_cycle,
 			     __field(u64, bytes_per_s)
 			     __field(u64, jobs_per_s)
 			     __field(bool, demand)
-			     __field(bool, saturated)),
+			     __field(bool, saturated)
+			     __field(bool, cached)
+			     __field(u32, jobs)
+			     __field(u32, wait_us)
+			     __field(u32, svc_us)
+			     __field(u32, noise)),
 	    TP_fast_assign(__entry->ctx_id = ctx_id;
 			   __entry->sub_id = sub_id;
 			   __entry->limit = limit;
 			   __entry->mode = mode;
-			   __entry->elapsed_ms = elapsed_ms;
+			   __entry->elapsed_ms = s->elapsed_ms;
 			   __entry->bytes_per_s = bytes_per_s;
 			   __entry->jobs_per_s = jobs_per_s;
-			   __entry->demand = demand;
-			   __entry->saturated = saturated;),
-	    TP_printk("ctx=%u sub=%u limit=%u mode=%s ms=%u bytes/s=%llu jobs/s=%llu demand=%d cpu_saturated=%d",
+			   __entry->demand = s->demand;
+			   __entry->saturated = s->cpu_saturated;
+			   __entry->cached = s->cached;
+			   __entry->jobs = s->completions;
+			   __entry->wait_us = wait_us;
+			   __entry->svc_us = svc_us;
+			   __entry->noise = noise;),
+	    TP_printk("ctx=%u sub=%u limit=%u mode=%s ms=%u bytes/s=%llu jobs/s=%llu demand=%d cpu_saturated=%d cached=%d jobs=%u wait_us=%u svc_us=%u noise=%u.%03u",
 		      __entry->ctx_id, __entry->sub_id, __entry->limit,
 		      iopa_show_mode(__entry->mode), __entry->elapsed_ms,
 		      __entry->bytes_per_s, __entry->jobs_per_s,
-		      __entry->demand, __entry->saturated)
+		      __entry->demand, __entry->saturated, __entry->cached,
+		      __entry->jobs, __entry->wait_us, __entry->svc_us,
+		      __entry->noise / 1000, __entry->noise % 1000)
 );
 
 #endif /* _IOPA_TRACE_H */

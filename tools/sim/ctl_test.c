@@ -27,7 +27,15 @@ static void params(struct iopa_ctl_params *p)
 	iopa_ctl_params_default(p, NCPUS);
 }
 
-/* End the current cycle with throughput @tput. */
+/* Jobs completed in a fed cycle, each taking FEED_SVC_US. */
+#define FEED_JOBS	256
+#define FEED_SVC_US	10000ULL
+
+/*
+ * End the current cycle with throughput @tput: FEED_JOBS completions of
+ * identical service times, so the bracket policy's noise estimate is
+ * small (2.1%: the floor and the cycle's edges).
+ */
 static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		 u64 tput, bool saturated, bool demand)
 {
@@ -36,9 +44,18 @@ static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		.elapsed_ms = iopa_ctl_next_cycle_ms(c, p),
 		.cpu_saturated = saturated,
 		.demand = demand,
+		.completions = FEED_JOBS,
+		.svc_us = FEED_JOBS * FEED_SVC_US,
+		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
 	};
 
 	return iopa_ctl_update(c, p, &s, NULL);
+}
+
+/* The start limit of each policy at the defaults on NCPUS CPUs. */
+static u32 init_limit(int pol)
+{
+	return pol == IOPA_CTL_POLICY_BRACKET ? 4 : 10;
 }
 
 /* Devices: throughput at n running jobs. */
@@ -112,7 +129,8 @@ TEST(params_default_and_check)
 	EXPECT_EQ(1000, p.normal_cycle_ms);
 	EXPECT_EQ(6000, p.hold_cycle_ms);
 	EXPECT_EQ(3, p.history);
-	EXPECT_EQ(4 * NCPUS, p.max_limit);
+	/* not derived from the CPUs: an I/O knee is depth x latency */
+	EXPECT_EQ(256, p.max_limit);
 	/* 30% of 32 CPUs, rounded up as the paper's 8 of 24 */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
 	EXPECT_EQ(10, iopa_ctl_limit(&c));
@@ -120,7 +138,7 @@ TEST(params_default_and_check)
 	iopa_ctl_params_default(&q, 0);
 	EXPECT_EQ(0, iopa_ctl_params_check(&q));
 	iopa_ctl_params_default(&q, 4096);
-	EXPECT_EQ(IOPA_CTL_LIMIT_MAX, q.max_limit);
+	EXPECT_EQ(256, q.max_limit);
 
 #define BAD(field, value) do {					\
 		q = p;						\
@@ -279,7 +297,7 @@ TEST(no_growth_and_sample_ignored_without_demand)
 		for (i = 0; i < 40; i++) {
 			EXPECT_FALSE(feed(&c, &p, dev_linear(100 + i), false,
 					  false));
-			ASSERT_EQ(10, iopa_ctl_limit(&c));
+			ASSERT_EQ(init_limit(pol), iopa_ctl_limit(&c));
 		}
 	}
 	/* A hillclimb trial without demand is dropped: back to the base. */
@@ -303,10 +321,11 @@ TEST(bounds_clamp_and_are_honoured)
 		EXPECT_EQ(-EINVAL, iopa_ctl_set_bounds(&c, &p, 9, 8));
 		EXPECT_EQ(-EINVAL, iopa_ctl_set_bounds(&c, &p, 0,
 				IOPA_CTL_LIMIT_MAX + 1));
-		EXPECT_EQ(10, iopa_ctl_limit(&c));
+		EXPECT_EQ(init_limit(pol), iopa_ctl_limit(&c));
 		/* max below the limit clamps at once */
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 3));
+		EXPECT_EQ(3, iopa_ctl_limit(&c));
 		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
-		EXPECT_EQ(6, iopa_ctl_limit(&c));
 		/* growth stops at max */
 		for (i = 0; i < 60; i++) {
 			feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), false,
@@ -326,7 +345,7 @@ TEST(bounds_clamp_and_are_honoured)
 		/* no bounds: back to the global ceiling only */
 		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
 		/* the global max_limit wins over a min above it */
-		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 200, 0));
+		ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, p.max_limit + 44, 0));
 		EXPECT_EQ(p.max_limit, iopa_ctl_limit(&c));
 		/* a lower max_limit (sysfs) applies at the next update */
 		p.max_limit = 20;
@@ -514,6 +533,254 @@ TEST(limit_always_within_bounds)
 			ASSERT_LT(iopa_ctl_mode(&c), IOPA_CTL_NR_MODES);
 		}
 	}
+}
+
+/* ---- policy bracket ----------------------------------------------------- */
+
+/* Linear up to 16 jobs (a device with 16 tags), flat beyond. */
+static u64 dev_knee16(u32 n)
+{
+	return 1000ULL * (n < 16 ? n : 16);
+}
+
+/* Linear up to 40 jobs, flat beyond. */
+static u64 dev_knee40(u32 n)
+{
+	return 1000ULL * (n < 40 ? n : 40);
+}
+
+/* Feed @dev until the controller is STEADY; the cycles it took, or -1. */
+static int until_steady(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			u64 (*dev)(u32), int most)
+{
+	int i;
+
+	for (i = 0; i < most; i++) {
+		if (iopa_ctl_mode(c) == IOPA_CTL_MODE_STEADY)
+			return i;
+		feed(c, p, dev(iopa_ctl_limit(c)), false, true);
+	}
+	return -1;
+}
+
+TEST(bracket_is_named_and_starts_at_4)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	EXPECT_STREQ("bracket", iopa_ctl_policy_name(IOPA_CTL_POLICY_BRACKET));
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_EQ(4, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* init_limit still wins when set */
+	p.init_limit = 7;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_EQ(7, iopa_ctl_limit(&c));
+}
+
+/* On 2 CPUs, an I/O device whose knee is at 40 jobs: no CPU-derived cap. */
+TEST(bracket_doubles_past_the_cpu_count)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 12; i++) {
+		feed(&c, &p, dev_knee40(iopa_ctl_limit(&c)), false, true);
+		if (iopa_ctl_limit(&c) > most)
+			most = iopa_ctl_limit(&c);
+	}
+	/* 4, 8, 16, 32 and 64 (+25%) paid; 128 was tried */
+	EXPECT_EQ(128, most);
+	/* then the probes bring it down to the knee */
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee40, 60));
+	EXPECT_GE(iopa_ctl_limit(&c), 40);
+	EXPECT_LE(iopa_ctl_limit(&c), 44);
+	/* a timed probe later changes nothing for good */
+	run(&c, &p, dev_knee40, 1000, 60);
+	EXPECT_EQ(40, c.base);
+}
+
+/* Each doubling costs a transient cycle and one measurement. */
+TEST(bracket_transient_cycle_is_not_judged)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_TRUE(feed(&c, &p, dev_knee16(4), false, true));
+	ASSERT_EQ(8, iopa_ctl_limit(&c));
+	/* the cycle after the change: any value, no verdict */
+	EXPECT_FALSE(feed(&c, &p, 1, false, true));
+	EXPECT_EQ(8, iopa_ctl_limit(&c));
+	/* the measurement: 8 paid over 4, double again */
+	EXPECT_TRUE(feed(&c, &p, dev_knee16(8), false, true));
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+}
+
+/* A hard knee at 16: bracket stays at 16-18 (above costs nothing). */
+TEST(bracket_settles_at_a_hard_knee)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	/* 4 doublings and the bracket around 16, each with its transient */
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
+	EXPECT_GE(iopa_ctl_limit(&c), 16);
+	EXPECT_LE(iopa_ctl_limit(&c), 18);
+	/* settled: nothing moves for the next 7 normal cycles' worth */
+	EXPECT_EQ(0, run(&c, &p, dev_knee16, 1000, 7));
+}
+
+/* A device that thrashes past 12 jobs: bracket comes down to the peak. */
+TEST(bracket_comes_down_on_a_thrashing_device)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	p.init_limit = 32;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady(&c, &p, dev_peak12, 60));
+	EXPECT_GE(iopa_ctl_limit(&c), 10);
+	EXPECT_LE(iopa_ctl_limit(&c), 14);
+}
+
+/*
+ * A probe is judged against the base measured just before it: a load
+ * that halves the device between pairs (not within them) changes
+ * nothing, where comparing with older cycles would.
+ */
+TEST(bracket_pairs_cancel_a_load_change)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 scale = 1000;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady(&c, &p, dev_peak12, 60));
+	ASSERT_GE(iopa_ctl_limit(&c), 10);
+	ASSERT_LE(iopa_ctl_limit(&c), 14);
+	for (i = 0; i < 120; i++) {
+		/* the load switches whenever the controller is at its base */
+		if (iopa_ctl_mode(&c) == IOPA_CTL_MODE_NORMAL)
+			scale = scale == 1000 ? 500 : 1000;
+		feed(&c, &p, dev_peak12(iopa_ctl_limit(&c)) * scale / 1000,
+		     false, true);
+		ASSERT_GE(iopa_ctl_limit(&c), 8);
+		ASSERT_LE(iopa_ctl_limit(&c), 16);
+	}
+}
+
+/* After a shift, steps double on repeated success: 8 -> 40 in few cycles. */
+TEST(bracket_steps_grow_on_repeated_success)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	p.init_limit = 8;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_fixed(&c, 8);
+	iopa_ctl_set_fixed(&c, 0);
+	ASSERT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+	for (i = 0; i < 16 && iopa_ctl_limit(&c) < 32; i++)
+		feed(&c, &p, dev_knee40(iopa_ctl_limit(&c)), false, true);
+	/* +1 per two cycles would need 48 cycles */
+	EXPECT_GE(iopa_ctl_limit(&c), 32);
+}
+
+/* Cache hits (no block I/O) say nothing about the device. */
+TEST(bracket_ignores_cached_cycles)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c, before;
+	struct iopa_ctl_sample s = {
+		.tput = 0, .elapsed_ms = 100, .demand = true, .cached = true,
+		.completions = 500, .svc_us = 500 * 100, .svc_sq = 500 * 10000,
+	};
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
+	before = c;
+	for (i = 0; i < 20; i++)
+		EXPECT_FALSE(iopa_ctl_update(&c, &p, &s, NULL));
+	EXPECT_EQ(before.limit, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+}
+
+/* A cycle ends on evidence: max(8, limit) completions, 4 service times. */
+TEST(bracket_cycle_ends_on_evidence)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int pol;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	/* FAST at 4: 8 completions over 2 mean service times of 40 ms */
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 100, 7, 7 * 40000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 79, 8, 8 * 40000));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 80, 8, 8 * 40000));
+	/* never sooner than 20 ms, even with fast jobs */
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 19, 1000, 1000 * 10));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 20, 1000, 1000 * 10));
+	/* the transient after the doubling to 8: 8 completions, 1 span */
+	feed(&c, &p, dev_knee16(4), false, true);
+	ASSERT_EQ(8, iopa_ctl_limit(&c));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 40, 8, 8 * 40000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 40, 7, 7 * 40000));
+	/* past FAST at 16: 16 completions over 4 spans */
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 1000, 15, 15 * 40000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 159, 16, 16 * 40000));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 160, 16, 16 * 40000));
+	/* a fixed limit and the other policies: fixed-length cycles */
+	iopa_ctl_set_fixed(&c, 16);
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 10000, 1000, 1000 * 40000));
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		if (pol == IOPA_CTL_POLICY_BRACKET)
+			continue;
+		iopa_ctl_init(&c, &p, pol);
+		EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 10000, 1000,
+						   1000 * 40000));
+	}
+}
+
+/* The noise estimate: from the completions and their spread. */
+TEST(bracket_noise_estimated_within_the_cycle)
+{
+	struct iopa_ctl_sample s = { .tput = 1000, .demand = true };
+
+	/* no completion: the most noise there is (50%) */
+	EXPECT_EQ(500, iopa_ctl_sample_noise(&s, 8));
+	/* 256 identical service times at limit 8: floor and edges, 2.1% */
+	s.completions = 256;
+	s.svc_us = 256 * 10000ULL;
+	s.svc_sq = 256 * 10000ULL * 10000ULL;
+	EXPECT_EQ(20, iopa_ctl_sample_noise(&s, 8));
+	/* exponential-like spread (cv 1) over 16 jobs: about 1/sqrt(16) */
+	s.completions = 16;
+	s.svc_us = 16 * 10000ULL;
+	s.svc_sq = 16 * 2 * 10000ULL * 10000ULL;
+	EXPECT_GE(iopa_ctl_sample_noise(&s, 8), 250);
+	EXPECT_LE(iopa_ctl_sample_noise(&s, 8), 270);
+	/* a saturated sum of squares is capped, not an overflow */
+	s.svc_sq = ~0ULL;
+	EXPECT_EQ(500, iopa_ctl_sample_noise(&s, 8));
 }
 
 /* ---- the simulator's results: the done criteria ---------------- */

@@ -57,6 +57,10 @@
 #define IOPA_FEAT_ORDER		_BITULL(4)
 /* Listing submitters: IOPA_IOC_LIST_SUBMITTERS. */
 #define IOPA_FEAT_LIST		_BITULL(5)
+/* The bracket policy (IOPA_POLICY_BRACKET), the default. */
+#define IOPA_FEAT_BRACKET	_BITULL(6)
+/* struct iopa_state.wait_us, svc_us, completions, noise_permille. */
+#define IOPA_FEAT_TIMES		_BITULL(7)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -246,7 +250,14 @@ struct iopa_limit {
 #define IOPA_POLICY_IOPA	1
 /* Probe-and-revert hill climbing on the marginal throughput. */
 #define IOPA_POLICY_HILLCLIMB	2
-#define IOPA_POLICY_MAX		IOPA_POLICY_HILLCLIMB
+/*
+ * The default (IOPA_FEAT_BRACKET): double until a doubling no longer
+ * pays beyond the noise, then probe a step above and below the limit,
+ * each against a measurement of the limit just before it; cycles end on
+ * enough evidence.
+ */
+#define IOPA_POLICY_BRACKET	3
+#define IOPA_POLICY_MAX		IOPA_POLICY_BRACKET
 
 /* Controller modes (struct iopa_state.mode). */
 #define IOPA_MODE_FAST		0
@@ -342,6 +353,13 @@ struct iopa_order {
  * @order: IOPA_ORDER_* (zero, FIFO, from modules without IOPA_FEAT_ORDER)
  * @devs: devices of the files of the submitter's jobs, as
  *	(major << 20 | minor), first seen first
+ * @wait_us: in the last cycle, the mean queue wait (submit or requeue
+ *	to fetch) of the jobs dispatched, microseconds (IOPA_FEAT_TIMES)
+ * @svc_us: in the last cycle, the mean service time (fetch to
+ *	complete) of the jobs completed, microseconds (IOPA_FEAT_TIMES)
+ * @completions: jobs completed in the last cycle (IOPA_FEAT_TIMES)
+ * @noise_permille: the controller's estimate of the last cycle's
+ *	throughput standard error, in 1/1000 of it (IOPA_FEAT_TIMES)
  * @reserved: zero
  */
 struct iopa_state {
@@ -362,7 +380,11 @@ struct iopa_state {
 	__u32	nr_devs;
 	__u32	order;
 	__u32	devs[IOPA_STATE_MAX_DEVS];
-	__u64	reserved[4];
+	__u32	wait_us;
+	__u32	svc_us;
+	__u32	completions;
+	__u32	noise_permille;
+	__u64	reserved[2];
 };
 
 /**
