@@ -240,8 +240,6 @@ void iopa_adapt_job_done(struct iopa_kjob *job)
 	job->io_task = NULL;
 	cyc->bytes += bytes;
 	cyc->jobs++;
-	if (bytes)
-		sub->tput_bytes = true;
 	if (job->fetch_ns && now_ns > job->fetch_ns)
 		svc = div_u64(now_ns - job->fetch_ns, NSEC_PER_USEC);
 	cyc->svc_us += svc;
@@ -353,7 +351,16 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 				     elapsed_ms);
 	sub->jobs_per_s = div64_u64(sub->cyc.jobs * MSEC_PER_SEC, elapsed_ms);
 
-	/* Jobs per second are scaled by 1000 to keep some resolution. */
+	/*
+	 * The unit: bytes/s while the jobs do block I/O, else jobs/s (scaled
+	 * by 1000 to keep some resolution).  A cycle in another unit than
+	 * the one before, e.g. jobs served from the page cache after jobs
+	 * that read the device, is not comparable: "cached".
+	 */
+	if (sub->cyc.jobs && !!sub->cyc.bytes != sub->tput_bytes) {
+		sample.cached = sub->cycles > 0;
+		sub->tput_bytes = !!sub->cyc.bytes;
+	}
 	sample.tput = sub->tput_bytes ? sub->bytes_per_s :
 		      div64_u64(sub->cyc.jobs * MSEC_PER_SEC * 1000,
 				elapsed_ms);
@@ -362,8 +369,6 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 			(sub->nr[IOPA_JOB_PENDING] &&
 			 sub->nr[IOPA_JOB_RUNNING] >= sub->limit);
 	sample.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
-	/* Jobs done without block I/O, after ones with: page-cache hits. */
-	sample.cached = sub->tput_bytes && !sub->cyc.bytes && sub->cyc.jobs;
 	sample.completions = min_t(u64, sub->cyc.jobs, U32_MAX);
 	sample.svc_us = sub->cyc.svc_us;
 	sample.svc_sq = sub->cyc.svc_sq;

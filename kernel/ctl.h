@@ -169,9 +169,11 @@ struct iopa_ctl_params {
  * @demand: jobs waited on the limit during the cycle, so the throughput
  *	says something about the limit.  Without demand the sample is
  *	ignored (a submitter with few jobs runs below its limit)
- * @cached: the cycle's jobs completed without block I/O although the
- *	submitter's throughput is measured in bytes (page-cache hits): @tput
- *	says nothing about the device and the sample is ignored
+ * @cached: @tput is not comparable with the samples before: the cycle's
+ *	jobs completed without block I/O although earlier ones did (page-
+ *	cache hits), or the other way round, so the module changed its unit
+ *	(bytes/s, jobs/s).  The sample is ignored and the controller
+ *	measures afresh
  * @completions: jobs completed in the cycle
  * @svc_us: sum of their service times (fetch to complete), microseconds
  * @svc_sq: sum of the squares of their service times in microseconds,

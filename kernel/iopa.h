@@ -168,8 +168,8 @@ struct iopa_adapt_cycle {
  * @cyc: L: the cycle being measured
  * @adapt_work: runs the controller at the end of each cycle; armed
  *	while the submitter is open and its limit is not fixed
- * @tput_bytes: L: throughput is measured in bytes (the submitter's jobs
- *	have done block I/O), else in jobs
+ * @tput_bytes: L: the last cycle measured bytes (its jobs did block
+ *	I/O), else jobs
  * @bytes_per_s: L: last cycle's block-layer bytes per second
  * @jobs_per_s: L: last cycle's completed jobs per second
  * @last_wait_us: L: last cycle's mean queue wait of dispatched jobs

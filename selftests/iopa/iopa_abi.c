@@ -68,7 +68,7 @@ TEST_F(abi, get_features)
 		EXPECT_EQ((__u32)IOPA_ABI_VERSION, f.abi_version);
 		EXPECT_EQ(IOPA_FEAT_IOCTL | IOPA_FEAT_POLL | IOPA_FEAT_ADAPTIVE |
 			  IOPA_FEAT_URING_CMD | IOPA_FEAT_ORDER |
-			  IOPA_FEAT_LIST,
+			  IOPA_FEAT_LIST | IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES,
 			  f.features);
 		EXPECT_EQ((__u32)IOPA_BATCH_MAX, f.batch_max);
 		EXPECT_EQ((__u32)IOPA_LIMIT_MAX, f.limit_max);
@@ -88,24 +88,6 @@ TEST_F(abi, get_features)
  * of the online CPUs rounded up, at least 1, at most max_limit.  -errno
  * if the tunables cannot be read.
  */
-static int adaptive_init_limit(void)
-{
-	uint64_t init = 0, max = 0;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int r;
-
-	r = iopa_sysfs_read("init_limit", &init);
-	if (!r)
-		r = iopa_sysfs_read("max_limit", &max);
-	if (r)
-		return r;
-	if (!init)
-		init = (cpus * 30 + 99) / 100;
-	if (!init)
-		init = 1;
-	return (int)(init < max ? init : max);
-}
-
 /* modinfo's version, PACKAGE_VERSION of dkms.conf, in sysfs. */
 TEST_F(abi, module_version)
 {
@@ -130,7 +112,7 @@ TEST_F(abi, submitter_create_ok)
 	ASSERT_LE(0, s1);
 	EXPECT_EQ(1, iopa_cloexec(s1));
 	/* limit 0 = adaptive, starting at the sysfs init_limit default */
-	init = adaptive_init_limit();
+	init = (int)iopa_expected_init_limit(iopa_sysfs_default_policy());
 	ASSERT_LT(0, init);
 	EXPECT_EQ(init, iopa_get_limit(s1));
 	EXPECT_EQ(0, iopa_get_limit_flags(s1));

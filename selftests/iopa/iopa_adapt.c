@@ -88,7 +88,8 @@ static uint64_t num_default(int i)
 
 	if (i != T_MAX_LIMIT)
 		return def[i];
-	m = 4 * (uint64_t)nr_cpus();
+	/* not derived from the CPUs: an I/O knee is depth x latency */
+	m = 256;
 	return m < IOPA_LIMIT_MAX ? m : IOPA_LIMIT_MAX;
 }
 
@@ -401,32 +402,7 @@ static int trace_read_int(const char *dir, const char *rel)
 /* ---- ABI: SET_ADAPT, GET_STATE, limit 0 ------------------------------------- */
 
 /* The limit a new adaptive submitter starts at, from the tunables. */
-static uint32_t expected_init_limit(void)
-{
-	uint64_t init = 0, max = IOPA_LIMIT_MAX;
-
-	iopa_sysfs_read("init_limit", &init);
-	iopa_sysfs_read("max_limit", &max);
-	if (!init)
-		init = (nr_cpus() * 30 + 99) / 100;
-	if (!init)
-		init = 1;
-	return (uint32_t)(init < max ? init : max);
-}
-
-/* IOPA_POLICY_* of the sysfs default_policy, or 0 if unreadable. */
-static uint32_t sysfs_default_policy(void)
-{
-	char buf[32];
-
-	if (iopa_sysfs_read_str("default_policy", buf, sizeof(buf)))
-		return 0;
-	if (!strcmp(buf, "iopa"))
-		return IOPA_POLICY_IOPA;
-	if (!strcmp(buf, "hillclimb"))
-		return IOPA_POLICY_HILLCLIMB;
-	return 0;
-}
+#define sysfs_default_policy	iopa_sysfs_default_policy
 
 FIXTURE(aabi) {
 	int ctx;
@@ -496,7 +472,7 @@ TEST_F(aabi, create_adaptive)
 	memset(&st, 0xa5, sizeof(st));
 	ASSERT_EQ(0, iopa_ioctl(self->sub, IOPA_IOC_GET_STATE, &st));
 	LOG_STATE(&st);
-	EXPECT_EQ(expected_init_limit(), st.limit);
+	EXPECT_EQ(iopa_expected_init_limit(sysfs_default_policy()), st.limit);
 	EXPECT_EQ((int)st.limit, iopa_get_limit(self->sub));
 	EXPECT_NE((__u32)IOPA_MODE_FIXED, st.mode);
 	/* a controller starts in FAST; without jobs, no cycle moves it */
@@ -648,6 +624,11 @@ TEST_F(aabi, set_adapt_policy)
 	ASSERT_EQ(0, iopa_set_adapt(self->sub, IOPA_POLICY_KEEP, 0, 0));
 	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
 	EXPECT_EQ((__u32)IOPA_POLICY_HILLCLIMB, st.policy);
+	/* bracket, too, probes around the limit it is given */
+	ASSERT_EQ(0, iopa_set_adapt(self->sub, IOPA_POLICY_BRACKET, 0, 0));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	EXPECT_EQ((__u32)IOPA_POLICY_BRACKET, st.policy);
+	EXPECT_EQ((__u32)IOPA_MODE_NORMAL, st.mode);
 }
 
 /* Compare what SET_ADAPT may change: it must not have. */
@@ -1010,7 +991,7 @@ TEST_F(tun, defaults)
 			       (unsigned long long)num_default(i));
 	}
 	ASSERT_EQ(0, iopa_sysfs_read_str("default_policy", buf, sizeof(buf)));
-	EXPECT_STREQ("hillclimb", buf);
+	EXPECT_STREQ("bracket", buf);
 }
 
 TEST_F(tun, roundtrip)
@@ -1185,7 +1166,6 @@ TEST_F(tun, cycle_lengths_take_effect)
 
 TEST_F(tun, init_limit_takes_effect)
 {
-	uint64_t cpus = nr_cpus(), def = (cpus * 30 + 99) / 100;
 	int s1, s2, s3;
 
 	ASSERT_EQ(0, iopa_sysfs_write("max_limit", IOPA_LIMIT_MAX));
@@ -1197,11 +1177,12 @@ TEST_F(tun, init_limit_takes_effect)
 	s2 = iopa_submitter_create(self->ctx, 9);
 	ASSERT_LE(0, s2);
 	EXPECT_EQ(9, iopa_get_limit(s2));
-	/* 0: 30% of the CPUs, rounded up */
+	/* 0: the default policy's own (bracket 4, others 30% of the CPUs) */
 	ASSERT_EQ(0, iopa_sysfs_write("init_limit", 0));
 	s3 = iopa_submitter_create(self->ctx, 0);
 	ASSERT_LE(0, s3);
-	EXPECT_EQ((int)(def ? def : 1), iopa_get_limit(s3));
+	EXPECT_EQ((int)iopa_expected_init_limit(sysfs_default_policy()),
+		  iopa_get_limit(s3));
 	/* existing submitters keep their limit */
 	EXPECT_EQ(3, iopa_get_limit(s1));
 	close(s1);
@@ -1695,6 +1676,12 @@ FIXTURE_VARIANT_ADD(load, hillclimb) {
 	.other = IOPA_POLICY_IOPA,
 };
 
+FIXTURE_VARIANT_ADD(load, bracket) {
+	.policy_name = "bracket",
+	.policy = IOPA_POLICY_BRACKET,
+	.other = IOPA_POLICY_HILLCLIMB,
+};
+
 FIXTURE_SETUP(load)
 {
 	uint64_t max_limit = 0;
@@ -1810,7 +1797,7 @@ TEST_F_TIMEOUT(load, rises_on_deep_device, 120)
 	ASSERT_LE(0, load_add_sub(&self->l));
 	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &st));
 	init = st.limit;
-	EXPECT_EQ(expected_init_limit(), init);
+	EXPECT_EQ(iopa_expected_init_limit(variant->policy), init);
 	EXPECT_EQ(variant->policy, st.policy);
 
 	obs_reset(&o, variant->policy);
@@ -1866,6 +1853,38 @@ TEST_F_TIMEOUT(load, rises_on_deep_device, 120)
  * Bound: 4, room for the doubling and a probe above it; the ceiling is
  * at least 8.
  */
+/*
+ * GET_STATE reports the last cycle's queue wait, service time,
+ * completions and noise estimate (IOPA_FEAT_TIMES): a job of 16 reads of
+ * 200 us each is serviced in no less than 3.2 ms, and with more jobs
+ * than the limit some wait.
+ */
+TEST_F_TIMEOUT(load, state_reports_times, 120)
+{
+	struct iopa_state st;
+	struct obs o;
+
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	ASSERT_LE(0, load_add_sub(&self->l));
+	obs_reset(&o, variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, &o, 6, 60000));
+	ASSERT_WORKERS_OK(&self->l);
+	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &st));
+	LOG_STATE(&st);
+	TH_LOG("wait_us %u svc_us %u completions %u noise %u/1000",
+	       st.wait_us, st.svc_us, st.completions, st.noise_permille);
+	EXPECT_LT(0U, st.completions);
+	EXPECT_LE(3200U, st.svc_us);
+	EXPECT_GT(1000000U, st.svc_us);
+	EXPECT_LT(0U, st.wait_us);
+	/* at least the 2% floor, at most the 50% ceiling */
+	EXPECT_LE(20U, st.noise_permille);
+	EXPECT_GE(500U, st.noise_permille);
+	EXPECT_EQ(0ULL, st.reserved[0]);
+	EXPECT_EQ(0ULL, st.reserved[1]);
+}
+
 TEST_F_TIMEOUT(load, stays_low_on_throttled_device, 120)
 {
 	/* 1000 IOPS x 4 KiB, and a margin for jobs that straddle a cycle */

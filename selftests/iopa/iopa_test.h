@@ -593,6 +593,45 @@ static inline int iopa_sysfs_read_str(const char *name, char *buf, size_t len)
 	return 0;
 }
 
+/* IOPA_POLICY_* of the sysfs default_policy, or 0 if unreadable. */
+static inline uint32_t iopa_sysfs_default_policy(void)
+{
+	char buf[32];
+
+	if (iopa_sysfs_read_str("default_policy", buf, sizeof(buf)))
+		return 0;
+	if (!strcmp(buf, "iopa"))
+		return IOPA_POLICY_IOPA;
+	if (!strcmp(buf, "hillclimb"))
+		return IOPA_POLICY_HILLCLIMB;
+	if (!strcmp(buf, "bracket"))
+		return IOPA_POLICY_BRACKET;
+	return 0;
+}
+
+/*
+ * The limit a new adaptive submitter of @policy starts at: sysfs
+ * init_limit, or when it is 0 the policy's own (bracket: 4; iopa and
+ * hillclimb: 30% of the CPUs, rounded up), within max_limit.  0 if sysfs
+ * is unreadable.
+ */
+static inline uint32_t iopa_expected_init_limit(uint32_t policy)
+{
+	uint64_t init = 0, max = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (iopa_sysfs_read("init_limit", &init) ||
+	    iopa_sysfs_read("max_limit", &max))
+		return 0;
+	if (!init && policy == IOPA_POLICY_BRACKET)
+		init = 4;
+	if (!init)
+		init = (cpus * 30 + 99) / 100;
+	if (!init)
+		init = 1;
+	return (uint32_t)(init < max ? init : max);
+}
+
 static inline int iopa_sysfs_write(const char *name, uint64_t val)
 {
 	char buf[32];
