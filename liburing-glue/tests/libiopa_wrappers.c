@@ -251,9 +251,68 @@ TEST_F(w, limits)
 	EXPECT_EQ(1U, state.min);
 	EXPECT_EQ(8U, state.max);
 	EXPECT_EQ(0U, state.flags);
-	EXPECT_EQ(0ULL, state.reserved[3]);
+	EXPECT_EQ(0ULL, state.reserved[0]);
+	EXPECT_EQ(0ULL, state.reserved[1]);
+	/*
+	 * No job ran: nothing waited or completed (0 from a module without
+	 * IOPA_FEAT_TIMES too); the noise is 0 before the first cycle, at
+	 * most 1000 per mille after.
+	 */
+	EXPECT_EQ(0U, state.wait_us);
+	EXPECT_EQ(0U, state.svc_us);
+	EXPECT_EQ(0U, state.completions);
+	EXPECT_GE(1000U, state.noise_permille);
+	if (self->feat.features & IOPA_FEAT_BRACKET) {
+		EXPECT_EQ(0, iopa_set_adapt(self->sub, IOPA_POLICY_BRACKET, 0, 0));
+		ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+		EXPECT_EQ((unsigned int)IOPA_POLICY_BRACKET, state.policy);
+		EXPECT_EQ(0U, state.min);
+		EXPECT_EQ(0U, state.max);
+		EXPECT_EQ(0, iopa_set_adapt(self->sub, IOPA_POLICY_KEEP, 2, 0));
+		ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+		EXPECT_EQ((unsigned int)IOPA_POLICY_BRACKET, state.policy);
+	} else {
+		EXPECT_EQ(-EINVAL, iopa_set_adapt(self->sub, IOPA_POLICY_BRACKET, 0, 0));
+	}
 	EXPECT_EQ(-ENOTTY, iopa_get_state(self->ctx, &state));
 	EXPECT_EQ(-ENOTTY, iopa_set_adapt(self->wrk, 0, 0, 0));
+}
+
+/*
+ * A submitter created adaptive (limit 0) gets the policy sysfs
+ * default_policy names: "bracket" unless changed, on a module with
+ * IOPA_FEAT_BRACKET.
+ */
+TEST_F(w, default_policy)
+{
+	static const char *const names[] = {
+		[IOPA_POLICY_IOPA] = "iopa",
+		[IOPA_POLICY_HILLCLIMB] = "hillclimb",
+		[IOPA_POLICY_BRACKET] = "bracket",
+	};
+	struct iopa_state state;
+	char buf[32] = "";
+	ssize_t n;
+	int fd, sub;
+
+	if (!(self->feat.features & IOPA_FEAT_ADAPTIVE))
+		SKIP(return, "no IOPA_FEAT_ADAPTIVE");
+	fd = open(T_SYSFS "/default_policy", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	buf[n] = '\0';
+	TH_LOG("default_policy %.*s", (int)strcspn(buf, "\n"), buf);
+	sub = iopa_submitter_create(self->ctx, 0, 0);
+	ASSERT_LE(0, sub);
+	ASSERT_EQ(0, iopa_get_state(sub, &state));
+	close(sub);
+	ASSERT_LE(1U, state.policy);
+	ASSERT_GE((unsigned int)IOPA_POLICY_MAX, state.policy);
+	EXPECT_EQ(strlen(names[state.policy]) + 1, (size_t)n);
+	EXPECT_EQ(0, strncmp(buf, names[state.policy], strlen(names[state.policy])));
+	EXPECT_EQ('\n', buf[n - 1]);
 }
 
 TEST_F(w, fetch_errors)

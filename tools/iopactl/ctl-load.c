@@ -16,15 +16,35 @@
  *	                         iopactl exited 0, scope "all"
  *	    RESULT found 0|1     our submitter is listed (by pid), comm
  *	                         escaped right, ctx_workers 1
- *	    RESULT numbers 0|1   its state and stats equal ours
+ *	    RESULT numbers 0|1   its state and stats equal ours (with
+ *	                         wait_us, svc_us, completions and
+ *	                         noise_permille, or null without
+ *	                         IOPA_FEAT_TIMES)
  *	    RESULT abi 0|1       abi and tunables equal GET_FEATURES, sysfs
  *	(0: pass).  Exit status 0 if all passed.
  *
- *   ctl-load run [--seconds S] [--workers N] [--policy iopa|hillclimb]
+ *   ctl-load times IOPACTL [POLICY]
+ *	An adaptive submitter (limit 0) kept busy by 4 worker threads whose
+ *	jobs each read 4 KiB and sleep 2 ms, 16 jobs outstanding.  Once a
+ *	cycle has ended, `IOPACTL status --json` must list it with policy
+ *	POLICY (default: what sysfs default_policy says), the policy its
+ *	GET_STATE gives.  Then the submitter is switched to hillclimb
+ *	(cycles of fixed length) and, two cycles later, `IOPACTL status
+ *	--json` run between two GET_STATEs of the same cycle must show the
+ *	GET_STATE's wait_us, svc_us, completions and noise_permille, with
+ *	completions >= 1, svc_us >= 2000 (each job sleeps 2 ms between its
+ *	fetch and its completion), wait_us >= 1 (12 jobs always wait) and
+ *	noise_permille 1..1000.  Prints "# " diagnostics and
+ *	    RESULT policy 0|1
+ *	    RESULT times 0|1     (without IOPA_FEAT_TIMES: the keys null)
+ *	Exit status 0 if both passed.
+ *
+ *   ctl-load run [--seconds S] [--workers N] [--policy iopa|hillclimb|bracket]
  *	An adaptive submitter kept busy by N worker threads (default 4)
  *	whose jobs each read 4 KiB and sleep 2 ms, for S seconds (default
  *	30) or until SIGTERM/SIGINT; the CPUs stay idle, so the controller
- *	has demand and no saturation and changes the limit.  Prints a
+ *	has demand and no saturation and changes the limit.  Without
+ *	--policy the submitter has the module's default_policy.  Prints a
  *	summary line ("# ...") at the end.
  *
  *   ctl-load asuser UID PROG [ARG...]
@@ -216,14 +236,45 @@ static void check_str(const struct ctl_jv *obj, const char *where,
 	check_jstr(ctl_json_get(obj, key), where, key, want);
 }
 
+/* The member @key of @obj is JSON null. */
+static void check_null(const struct ctl_jv *obj, const char *where,
+		       const char *key)
+{
+	const struct ctl_jv *v = ctl_json_get(obj, key);
+
+	if (!v || v->type != CTL_J_NULL) {
+		printf("# %s.%s: %s, expected null\n", where, key,
+		       v ? "not null" : "missing");
+		mismatches++;
+	}
+}
+
+/* The times of struct iopa_state against @me's, or null without them. */
+static void check_times(const struct ctl_jv *me, const struct iopa_state *st,
+			int times)
+{
+	if (!times) {
+		check_null(me, "sub", "wait_us");
+		check_null(me, "sub", "svc_us");
+		check_null(me, "sub", "completions");
+		check_null(me, "sub", "noise_permille");
+		return;
+	}
+	check_u64(me, "sub", "wait_us", st->wait_us);
+	check_u64(me, "sub", "svc_us", st->svc_us);
+	check_u64(me, "sub", "completions", st->completions);
+	check_u64(me, "sub", "noise_permille", st->noise_permille);
+}
+
 static void print_state(const char *what, const struct iopa_state *st)
 {
-	printf("# %s: {\"limit\": %u, \"mode\": %u, \"policy\": %u, \"flags\": %u, \"min\": %u, \"max\": %u, \"inflight\": %u, \"pending\": %u, \"cycle_ms\": %u, \"r_permille\": %u, \"cycles\": %" PRIu64 ", \"changes\": %" PRIu64 ", \"bytes_per_s\": %" PRIu64 ", \"jobs_per_s\": %" PRIu64 ", \"nr_devs\": %u, \"order\": %u}\n",
+	printf("# %s: {\"limit\": %u, \"mode\": %u, \"policy\": %u, \"flags\": %u, \"min\": %u, \"max\": %u, \"inflight\": %u, \"pending\": %u, \"cycle_ms\": %u, \"r_permille\": %u, \"cycles\": %" PRIu64 ", \"changes\": %" PRIu64 ", \"bytes_per_s\": %" PRIu64 ", \"jobs_per_s\": %" PRIu64 ", \"nr_devs\": %u, \"order\": %u, \"wait_us\": %u, \"svc_us\": %u, \"completions\": %u, \"noise_permille\": %u}\n",
 	       what, st->limit, st->mode, st->policy, st->flags, st->min,
 	       st->max, st->inflight, st->pending, st->cycle_ms,
 	       st->r_permille, (uint64_t)st->cycles, (uint64_t)st->changes,
 	       (uint64_t)st->bytes_per_s, (uint64_t)st->jobs_per_s,
-	       st->nr_devs, st->order);
+	       st->nr_devs, st->order, st->wait_us, st->svc_us,
+	       st->completions, st->noise_permille);
 }
 
 static void print_stats(const char *what, const struct iopa_stats *ss)
@@ -315,7 +366,7 @@ static int cmd_check(const char *iopactl)
 	struct ctl_jv *doc;
 	char cmd[1024], err[256], comm[17] = "", hex[40];
 	int ctx, sub, fd, r, status, res_parse = 1, res_found = 1;
-	int res_numbers = 1, res_abi = 1, adaptive, order;
+	int res_numbers = 1, res_abi = 1, adaptive, order, times;
 	unsigned int done = 0, sent = 0, i;
 	size_t len;
 	char *out;
@@ -338,6 +389,7 @@ static int cmd_check(const char *iopactl)
 	}
 	adaptive = !!(feat.features & IOPA_FEAT_ADAPTIVE);
 	order = !!(feat.features & IOPA_FEAT_ORDER);
+	times = !!(feat.features & IOPA_FEAT_TIMES);
 	sub = iopa_submitter_create(ctx, 3, 0);
 	if (sub < 0) {
 		printf("# ctl-load: IOPA_IOC_SUBMITTER_CREATE: %s\n", strerror(-sub));
@@ -448,11 +500,14 @@ static int cmd_check(const char *iopactl)
 			check_u64(me, "sub", "bytes_per_s", st0.bytes_per_s);
 			check_u64(me, "sub", "jobs_per_s", st0.jobs_per_s);
 			check_u64(me, "sub", "r_permille", st0.r_permille);
+			check_times(me, &st0, times);
 		} else if (ctl_json_u64(ctl_json_get(me, "cycles"), &cycles) ||
 			   cycles < st0.cycles || cycles > st1.cycles) {
 			printf("# sub.cycles: not within %" PRIu64 "..%" PRIu64 "\n",
 			       (uint64_t)st0.cycles, (uint64_t)st1.cycles);
 			mismatches++;
+		} else if (!times) {
+			check_times(me, &st0, 0);
 		}
 		/* Names, against what we asked for, not iopactl's tables. */
 		if (st0.limit != 3 || st0.mode != IOPA_MODE_FIXED ||
@@ -551,6 +606,262 @@ results:
 	return res_parse || res_found || res_numbers || res_abi;
 }
 
+/* ---- times ----------------------------------------------------------------- */
+
+/* The submitter of `iopactl status --json` @doc with our pid, or NULL. */
+static const struct ctl_jv *json_find_me(const struct ctl_jv *doc)
+{
+	const struct ctl_jv *subs = ctl_json_get(doc, "submitters");
+	size_t i;
+
+	for (i = 0; subs && subs->type == CTL_J_ARR && i < subs->n; i++) {
+		uint64_t pid;
+
+		if (!ctl_json_u64(ctl_json_get(&subs->kids[i], "pid"), &pid) &&
+		    pid == (uint64_t)getpid())
+			return &subs->kids[i];
+	}
+	return NULL;
+}
+
+/* Keeps @outstanding jobs submitted on @sub and reaps them, until @stop. */
+struct feeder {
+	int			sub;
+	int			fd;
+	unsigned int		outstanding;
+	volatile int		stop;
+	uint64_t		reaped;
+	int			err;
+};
+
+static void *feeder_fn(void *arg)
+{
+	struct feeder *fe = arg;
+	struct iopa_cqe cqes[64];
+	unsigned int out = 0;
+	uint64_t next = 0;
+	int r;
+
+	while (!fe->stop) {
+		while (out < fe->outstanding) {
+			r = submit_jobs(fe->sub, fe->fd, fe->outstanding - out,
+					next);
+			if (r <= 0)
+				break;
+			out += (unsigned int)r;
+			next += (uint64_t)r;
+		}
+		r = iopa_reap(fe->sub, cqes, 64, IOPA_REAP_F_WAIT, 100000000);
+		if (r > 0) {
+			out -= (unsigned int)r;
+			fe->reaped += (uint64_t)r;
+		} else if (r != -ETIMEDOUT && r != -EINTR && r != -EAGAIN) {
+			fe->err = -r;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Run `@iopactl status --json`; the parsed document, or NULL. */
+static struct ctl_jv *status_json(const char *iopactl)
+{
+	char cmd[1024], err[256];
+	struct ctl_jv *doc;
+	size_t len;
+	int status;
+	char *out;
+
+	snprintf(cmd, sizeof(cmd), "%s status --json", iopactl);
+	out = run_capture(cmd, &len, &status);
+	if (!out) {
+		printf("# could not run %s\n", cmd);
+		return NULL;
+	}
+	doc = ctl_json_parse(out, len, err, sizeof(err));
+	if (!doc || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("# %s: exit status %d, %s\n", cmd,
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		       doc ? "valid JSON" : err);
+		dump(out, 2000);
+		ctl_json_free(doc);
+		doc = NULL;
+	}
+	free(out);
+	return doc;
+}
+
+/* GET_STATE until its cycles reach @cycles, at most @ms; 0 if they did. */
+static int wait_cycles(int sub, uint64_t cycles, unsigned int ms,
+		       struct iopa_state *st)
+{
+	unsigned int waited = 0;
+
+	for (;;) {
+		if (iopa_get_state(sub, st) == 0 && st->cycles >= cycles)
+			return 0;
+		if (waited >= ms)
+			return -1;
+		sleep_ms(50);
+		waited += 50;
+	}
+}
+
+static int cmd_times(const char *iopactl, const char *want_arg)
+{
+	int ctx, sub, fd, r, i, res_policy = 1, res_times = 1, times;
+	struct feeder fe = { .sub = -1, .fd = -1, .outstanding = 16 };
+	const struct ctl_jv *me;
+	struct iopa_features feat = { 0 };
+	struct iopa_state st0, st1;
+	char want[32] = "";
+	struct ctl_jv *doc;
+	sigset_t all, old;
+	pthread_t feeder_thread;
+	int feeding = 0;
+
+	if (want_arg)
+		snprintf(want, sizeof(want), "%s", want_arg);
+	else if (sysfs_u64("default_policy", NULL, want, sizeof(want)))
+		printf("# ctl-load times: cannot read %s/default_policy\n",
+		       CTL_SYSFS_DIR);
+	prctl(PR_SET_NAME, "ctl-load", 0, 0, 0);
+	ctx = iopa_open();
+	if (ctx < 0) {
+		printf("# ctl-load: open /dev/iopa: %s\n", strerror(-ctx));
+		goto results;
+	}
+	r = iopa_get_features(ctx, &feat);
+	if (r < 0 || !(feat.features & IOPA_FEAT_ADAPTIVE)) {
+		printf("# ctl-load: GET_FEATURES: %s, features %#llx: no adaptive limits\n",
+		       strerror(r < 0 ? -r : 0),
+		       (unsigned long long)feat.features);
+		goto results;
+	}
+	times = !!(feat.features & IOPA_FEAT_TIMES);
+	sub = iopa_submitter_create(ctx, 0, 0);
+	if (sub < 0) {
+		printf("# ctl-load: IOPA_IOC_SUBMITTER_CREATE: %s\n", strerror(-sub));
+		goto results;
+	}
+	job_sleep_us = 2000;
+	fd = temp_file();
+	if (fd < 0)
+		goto results;
+	for (i = 0; i < 4; i++)
+		if (start_worker(ctx) < 0)
+			goto results;
+	fe.sub = sub;
+	fe.fd = fd;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&feeder_thread, NULL, feeder_fn, &fe);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		printf("# ctl-load: pthread_create: %s\n", strerror(r));
+		goto results;
+	}
+	feeding = 1;
+
+	/* policy: the submitter has the default policy, by name. */
+	if (wait_cycles(sub, 1, 20000, &st0)) {
+		printf("# no cycle ended within 20 s\n");
+		print_state("own state", &st0);
+		goto results;
+	}
+	print_state("own state, default policy", &st0);
+	doc = status_json(iopactl);
+	me = doc ? json_find_me(doc) : NULL;
+	if (doc && !me)
+		printf("# no submitter with pid %d in the listing\n", (int)getpid());
+	if (me) {
+		mismatches = 0;
+		check_str(me, "sub", "policy", want);
+		if (ctl_policy_index(want) < 0 ||
+		    st0.policy != (uint32_t)ctl_policy_index(want)) {
+			printf("# GET_STATE policy %u, expected %s\n",
+			       st0.policy, want);
+			mismatches++;
+		}
+		res_policy = mismatches != 0;
+	}
+	ctl_json_free(doc);
+
+	/*
+	 * times: hillclimb's cycles have a fixed length (the bracket policy
+	 * may end one after a few tens of ms), so that iopactl can run
+	 * within one; the first of them may be a shorter rest.
+	 */
+	r = iopa_set_adapt(sub, IOPA_POLICY_HILLCLIMB, 0, 0);
+	if (r < 0) {
+		printf("# ctl-load: IOPA_IOC_SET_ADAPT: %s\n", strerror(-r));
+		goto results;
+	}
+	iopa_get_state(sub, &st0);
+	if (wait_cycles(sub, st0.cycles + 2, 20000, &st1)) {
+		printf("# two cycles did not end within 20 s\n");
+		goto results;
+	}
+	for (i = 0; i < 20; i++) {
+		iopa_get_state(sub, &st0);
+		doc = status_json(iopactl);
+		iopa_get_state(sub, &st1);
+		if (!doc)
+			goto results;
+		if (st0.cycles != st1.cycles) {
+			ctl_json_free(doc);
+			sleep_ms(100);
+			continue;
+		}
+		print_state("own state, hillclimb", &st0);
+		me = json_find_me(doc);
+		mismatches = 0;
+		if (!me) {
+			printf("# no submitter with pid %d in the listing\n",
+			       (int)getpid());
+			mismatches++;
+		} else {
+			check_times(me, &st0, times);
+		}
+		if (times && (!st0.completions || st0.svc_us < 2000 ||
+			      !st0.wait_us || !st0.noise_permille ||
+			      st0.noise_permille > 1000)) {
+			printf("# GET_STATE: completions %u (>= 1), svc_us %u (>= 2000), wait_us %u (>= 1), noise_permille %u (1..1000)?\n",
+			       st0.completions, st0.svc_us, st0.wait_us,
+			       st0.noise_permille);
+			mismatches++;
+		}
+		if (!times)
+			printf("# no IOPA_FEAT_TIMES: the times must be null\n");
+		res_times = mismatches != 0;
+		ctl_json_free(doc);
+		break;
+	}
+	if (i == 20)
+		printf("# a cycle ended during each of 20 runs of iopactl\n");
+
+results:
+	if (feeding) {
+		fe.stop = 1;
+		pthread_join(feeder_thread, NULL);
+		printf("# ctl-load times: %" PRIu64 " jobs reaped%s%s\n",
+		       fe.reaped, fe.err ? ", IOPA_IOC_REAP: " : "",
+		       fe.err ? strerror(fe.err) : "");
+	}
+	printf("RESULT policy %d\nRESULT times %d\n", res_policy, res_times);
+	fflush(stdout);
+	/* The worker threads wait in FETCH: exit ends them. */
+	return res_policy || res_times;
+}
+
 /* ---- run ------------------------------------------------------------------- */
 
 static int cmd_run(int argc, char **argv)
@@ -569,9 +880,12 @@ static int cmd_run(int argc, char **argv)
 		else if (!strcmp(argv[i], "--workers") && i + 1 < (unsigned int)argc)
 			workers = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--policy") && i + 1 < (unsigned int)argc) {
-			i++;
-			policy = !strcmp(argv[i], "iopa") ? IOPA_POLICY_IOPA :
-				 IOPA_POLICY_HILLCLIMB;
+			policy = ctl_policy_index(argv[++i]);
+			if (policy < 0) {
+				fprintf(stderr, "ctl-load run: --policy %s: not %s\n",
+					argv[i], CTL_POLICY_NAMES);
+				return 2;
+			}
 		} else {
 			fprintf(stderr, "ctl-load run: bad argument %s\n", argv[i]);
 			return 2;
@@ -626,9 +940,10 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 	iopa_get_state(sub, &st);
-	printf("# ctl-load run: %" PRIu64 " jobs reaped; limit %u, mode %u, policy %u, cycles %" PRIu64 ", changes %" PRIu64 ", jobs/s %" PRIu64 "\n",
+	printf("# ctl-load run: %" PRIu64 " jobs reaped; limit %u, mode %u, policy %u, cycles %" PRIu64 ", changes %" PRIu64 ", jobs/s %" PRIu64 ", last cycle: wait_us %u, svc_us %u, completions %u, noise_permille %u\n",
 	       reaped, st.limit, st.mode, st.policy, (uint64_t)st.cycles,
-	       (uint64_t)st.changes, (uint64_t)st.jobs_per_s);
+	       (uint64_t)st.changes, (uint64_t)st.jobs_per_s, st.wait_us,
+	       st.svc_us, st.completions, st.noise_permille);
 	fflush(stdout);
 	return 0;
 }
@@ -657,13 +972,16 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 3 && !strcmp(argv[1], "check"))
 		return cmd_check(argv[2]);
+	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "times"))
+		return cmd_times(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 2 && !strcmp(argv[1], "run"))
 		return cmd_run(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "asuser"))
 		return cmd_asuser(argc, argv);
 	fprintf(stderr,
 		"usage: ctl-load check IOPACTL\n"
-		"       ctl-load run [--seconds S] [--workers N] [--policy iopa|hillclimb]\n"
+		"       ctl-load times IOPACTL [POLICY]\n"
+		"       ctl-load run [--seconds S] [--workers N] [--policy iopa|hillclimb|bracket]\n"
 		"       ctl-load asuser UID PROG [ARG...]\n");
 	return 2;
 }

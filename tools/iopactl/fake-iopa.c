@@ -11,6 +11,11 @@
  *    SUBMITTER_CREATE and WORKER_CREATE give more such fds.  One
  *    submitter per process; SUBMIT, REAP, FETCH, COMPLETE(_AND_FETCH),
  *    GET/SET_LIMIT, SET_ADAPT, SET_ORDER, GET_STATE, GET_STATS.
+ *  - a new submitter takes the policy $FAKE_IOPA_ROOT/class/default_policy
+ *    names (bracket if there is none); cycles pass every 500 ms, and
+ *    GET_STATE's wait_us, svc_us, completions and noise_permille are
+ *    those of the last one, from the jobs' real submit, fetch and
+ *    complete times (the noise as the kernel estimates it).
  *  - each process with a submitter writes its struct iopa_sub_info to
  *    $FAKE_IOPA_ROOT/subs/<pid>; LIST_SUBMITTERS with IOPA_LIST_F_ALL
  *    reads those of live processes (or FAKE_IOPA_NSUBS canned ones).
@@ -32,6 +37,8 @@
  *   FAKE_IOPA_GROW    after the first call, that many more canned ones
  *   FAKE_IOPA_EINVAL  a tunable whose writes always fail with EINVAL
  *   FAKE_IOPA_EACCES  a tunable that cannot be opened for writing
+ *   FAKE_IOPA_FEATURES  the feature bits GET_FEATURES reports (strtoull,
+ *                     base 0; default: all of this header's, 0xff)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -262,7 +269,8 @@ static int tunable_ok(int i, const char *p, size_t n)
 	if (v[n - 1] == '\n')
 		v[--n] = '\0';
 	if (!strcmp(tunables[i].name, "default_policy"))
-		return !strcmp(v, "iopa") || !strcmp(v, "hillclimb");
+		return !strcmp(v, "iopa") || !strcmp(v, "hillclimb") ||
+		       !strcmp(v, "bracket");
 	if (!n || v[0] == '-' || v[0] == '+' || v[0] == ' ')
 		return 0;
 	errno = 0;
@@ -303,6 +311,17 @@ struct fjob {
 	uint64_t	id;
 	int		state;		/* 0 pending, 1 running, 2 done, 3 reaped */
 	int		res;
+	uint64_t	submit_us;	/* CLOCK_MONOTONIC */
+	uint64_t	fetch_us;
+};
+
+/* What a cycle saw of the jobs' times, as the kernel sums them. */
+struct fcycle {
+	uint64_t	wait_us;	/* sum of the waits of jobs dispatched */
+	uint64_t	dispatched;
+	uint64_t	svc_us;		/* sum of the service times completed */
+	uint64_t	svc_sq;		/* ... of their squares */
+	uint64_t	jobs;		/* completed */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -312,6 +331,8 @@ static size_t nr_jobs, cap_jobs, first_pending, first_done;
 static struct iopa_sub_info me;		/* our submitter, as listed */
 static int have_sub, nr_workers, nr_waiting;
 static struct timespec created;
+static struct fcycle cyc_now, cyc_last;	/* the cycle under way, the last */
+static uint64_t cyc_index;		/* cycles ended when cyc_now began */
 
 static uint64_t ms_since(const struct timespec *t)
 {
@@ -322,11 +343,93 @@ static uint64_t ms_since(const struct timespec *t)
 	       (uint64_t)(now.tv_nsec / 1000000) - (uint64_t)(t->tv_nsec / 1000000);
 }
 
-/* Cycles pass every 500 ms; the rates are a function of them. */
+static uint64_t now_us(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+}
+
+static uint64_t isqrt(uint64_t x)
+{
+	uint64_t r = 0, b = 1ULL << 62;
+
+	while (b > x)
+		b >>= 2;
+	while (b) {
+		if (x >= r + b) {
+			x -= r + b;
+			r = (r >> 1) + b;
+		} else {
+			r >>= 1;
+		}
+		b >>= 2;
+	}
+	return r;
+}
+
+/*
+ * The kernel's estimate of a cycle's throughput standard error, per
+ * mille (kernel/ctl.c, iopa_ctl_br_var()): squared coefficient of
+ * variation of the service times over the completions, plus the jobs cut
+ * by the cycle's edges, plus a floor of 2%; at most 50%.
+ */
+static uint32_t noise_permille(const struct fcycle *c, uint32_t limit)
+{
+	uint64_t k = c->jobs, mean, var, cv2 = 0, v;
+
+	if (!k)
+		return 500;
+	mean = c->svc_us / k;
+	if (mean) {
+		uint64_t sq = c->svc_sq / k;
+
+		var = sq > mean * mean ? sq - mean * mean : 0;
+		cv2 = (uint64_t)((double)var * 1000000 / ((double)mean * mean));
+		if (cv2 > 16000000)
+			cv2 = 16000000;
+	}
+	v = cv2 / k + 1000000ULL * limit / (12 * k * k) + 400;
+	return (uint32_t)isqrt(v < 250000 ? v : 250000);
+}
+
+/* Cycles pass every 500 ms since the submitter was created. */
+static uint64_t cycles_now(void)
+{
+	return have_sub ? ms_since(&created) / 500 : 0;
+}
+
+/* End the cycles that have passed: cyc_last is the last one ended. */
+static void cycle_roll(void)
+{
+	uint64_t c = cycles_now();
+
+	if (c == cyc_index)
+		return;
+	if (c == cyc_index + 1)
+		cyc_last = cyc_now;
+	else
+		memset(&cyc_last, 0, sizeof(cyc_last));	/* an empty one */
+	memset(&cyc_now, 0, sizeof(cyc_now));
+	cyc_index = c;
+}
+
+/* The rates are a function of the cycles; the times are measured. */
 static void fill_state(struct iopa_state *st)
 {
+	cycle_roll();
 	*st = me.state;
-	st->cycles = ms_since(&created) / 500;
+	st->cycles = cycles_now();
+	if (st->cycles) {
+		const struct fcycle *c = &cyc_last;
+
+		st->wait_us = (uint32_t)(c->dispatched ?
+					 c->wait_us / c->dispatched : 0);
+		st->svc_us = (uint32_t)(c->jobs ? c->svc_us / c->jobs : 0);
+		st->completions = (uint32_t)c->jobs;
+		st->noise_permille = noise_permille(c, me.state.limit);
+	}
 	st->jobs_per_s = st->cycles * 7;
 	st->bytes_per_s = st->cycles * 4096 * 7;
 	st->inflight = (uint32_t)me.stats.inflight;
@@ -355,6 +458,30 @@ static void publish(void)
 	real_close(fd);
 }
 
+/* IOPA_POLICY_* of $FAKE_IOPA_ROOT/class/default_policy; bracket if none. */
+static uint32_t default_policy(void)
+{
+	const char *root = env("FAKE_IOPA_ROOT", NULL);
+	char path[512], buf[32] = "";
+	ssize_t n;
+	int fd;
+
+	if (!root)
+		return IOPA_POLICY_BRACKET;
+	snprintf(path, sizeof(path), "%s/class/default_policy", root);
+	fd = real_open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return IOPA_POLICY_BRACKET;
+	n = read(fd, buf, sizeof(buf) - 1);
+	real_close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (!strcmp(buf, "iopa\n"))
+		return IOPA_POLICY_IOPA;
+	if (!strcmp(buf, "hillclimb\n"))
+		return IOPA_POLICY_HILLCLIMB;
+	return IOPA_POLICY_BRACKET;
+}
+
 static int sub_create(const struct iopa_submitter_create *c)
 {
 	int fd;
@@ -375,11 +502,14 @@ static int sub_create(const struct iopa_submitter_create *c)
 	me.state.limit = c->limit ? c->limit : 1;
 	me.state.mode = c->limit ? IOPA_MODE_FIXED : IOPA_MODE_FAST;
 	me.state.flags = c->limit ? IOPA_LIMIT_F_FIXED : 0;
-	me.state.policy = IOPA_POLICY_HILLCLIMB;
+	me.state.policy = default_policy();
 	me.state.cycle_ms = 1000;
 	me.state.nr_devs = 1;
 	me.state.devs[0] = 42;
 	clock_gettime(CLOCK_MONOTONIC, &created);
+	memset(&cyc_now, 0, sizeof(cyc_now));
+	memset(&cyc_last, 0, sizeof(cyc_last));
+	cyc_index = 0;
 	have_sub = 1;
 	publish();
 	return fd;
@@ -414,6 +544,7 @@ static int submit(const struct iopa_submit *s)
 		memset(j, 0, sizeof(*j));
 		j->job = in[i];
 		j->job.fd = fd;
+		j->submit_us = now_us();
 		j->id = ++nr_jobs;
 		me.stats.submitted++;
 		me.stats.pending++;
@@ -485,6 +616,14 @@ static int complete(const struct iopa_done *d)
 		return -ENOENT;
 	j->state = 2;
 	j->res = d->res;
+	cycle_roll();
+	{
+		uint64_t svc = now_us() - j->fetch_us;
+
+		cyc_now.svc_us += svc;
+		cyc_now.svc_sq += svc * svc;
+		cyc_now.jobs++;
+	}
 	real_close(j->job.fd);
 	j->job.fd = -1;
 	me.stats.inflight--;
@@ -521,6 +660,10 @@ static int fetch(struct iopa_fetch *f, int and_complete)
 			if (fd < 0)
 				return -EMFILE;
 			j->state = 1;
+			j->fetch_us = now_us();
+			cycle_roll();
+			cyc_now.wait_us += j->fetch_us - j->submit_us;
+			cyc_now.dispatched++;
 			me.stats.pending--;
 			me.stats.inflight++;
 			me.stats.dispatched++;
@@ -556,9 +699,14 @@ static void canned(struct iopa_sub_info *si, uint32_t i)
 	si->ctx_workers = 2;
 	si->state.limit = 1 + i % 8;
 	si->state.mode = i % 6;
-	si->state.policy = 1 + i % 2;
+	si->state.policy = 1 + i % 3;
 	si->state.bytes_per_s = (uint64_t)i * 1000000;
 	si->state.jobs_per_s = i;
+	si->state.cycles = i;
+	si->state.wait_us = i * 1234;
+	si->state.svc_us = 2000 + i;
+	si->state.completions = 10 * i;
+	si->state.noise_permille = 20 + i % 481;
 	si->stats.submitted = 10 * i;
 }
 
@@ -651,7 +799,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 
 		memset(f, 0, sizeof(*f));
 		f->abi_version = IOPA_ABI_VERSION;
-		f->features = 0x3f;
+		f->features = strtoull(env("FAKE_IOPA_FEATURES", "0xff"), NULL, 0);
 		if (!strcmp(env("FAKE_IOPA_LIST", "all"), "nofeat"))
 			f->features &= ~IOPA_FEAT_LIST;
 		f->batch_max = IOPA_BATCH_MAX;

@@ -22,11 +22,17 @@
 #     tunables equal to GET_FEATURES and sysfs
 #   - set: out of range (exit 1, the range), unknown name (exit 2), a
 #     value read back with get, a refusal mid-list (what was applied),
-#     default_policy; as user nobody: "need root", get still works
+#     default_policy iopa and bracket, a policy name that is none (exit 2,
+#     the three names); as user nobody: "need root", get still works
+#   - with default_policy bracket, a new adaptive submitter (ctl-load
+#     times): status --json names its policy "bracket"; its wait_us,
+#     svc_us, completions and noise_permille equal GET_STATE's, and are
+#     plausible (svc_us >= 2000: its jobs sleep 2 ms)
 #   - status as nobody: /dev/iopa 0600 (not opened, a note), 0666
 #     (EPERM on IOPA_LIST_F_ALL: own context only, a note)
-#   - watch --count 2 with a workload running: 2 frames, lines <= 80
-#     columns, no escape codes when not on a terminal
+#   - watch --count 2 with a bracket workload running: 2 frames, lines
+#     <= 80 columns, no escape codes when not on a terminal; its line
+#     shows policy "brkt" and a mean service time (SVC) of >= 2 ms
 #   - trace --count 1, text and --json, with short cycles and an
 #     adaptive workload: one limit change, the event's enable restored
 #   - every tunable back to its value from before
@@ -40,7 +46,7 @@ CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
 S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
-PLAN=24
+PLAN=29
 TUNABLES="max_jobs max_submitters max_workers max_total_jobs
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit default_policy"
@@ -167,7 +173,7 @@ for r in parse found numbers abi; do
 	esac
 done
 
-# --- 7-14: set, get ------------------------------------------------------------------
+# --- 7-18: set, get, ctl-load times ------------------------------------------------------------------
 ctl set max_jobs=0
 [ $rc = 1 ] && [ "$(cat "$W/err")" = "iopactl: max_jobs=0: invalid value (range 1..1048576)" ] &&
 	[ "$(cat $S/max_jobs)" = "$old_max_jobs" ]
@@ -206,7 +212,28 @@ r1=$rc
 ctl get default_policy
 [ $r1 = 0 ] && [ "$(cat "$W/out")" = iopa ]
 ok $? "set default_policy=iopa, get: iopa"
+
+ctl set default_policy=bracket
+r1=$rc
+ctl get default_policy
+[ $r1 = 0 ] && [ "$(cat "$W/out")" = bracket ] && [ "$(cat $S/default_policy)" = bracket ]
+ok $? "set default_policy=bracket, get: bracket"
+
+# The times of the last cycle, and the policy's name, against GET_STATE.
+timeout -s KILL 120 "$CTL_LOAD" times "$IOPACTL" bracket >"$W/times.out" 2>&1
+echo "# ctl-load times: exit $?"
+grep '^#' "$W/times.out" | head -n 20
+grep -q '^RESULT policy 0$' "$W/times.out"
+ok $? "default_policy bracket: a new adaptive submitter's policy is bracket in GET_STATE and status --json"
+grep -q '^RESULT times 0$' "$W/times.out"
+ok $? "status --json: wait_us, svc_us, completions, noise_permille equal GET_STATE's (svc_us >= 2000 for 2 ms jobs)"
 echo "$old_default_policy" >$S/default_policy
+
+ctl set default_policy=fifo
+[ $rc = 2 ] && grep -qx 'iopactl: default_policy=fifo: not a policy (iopa, hillclimb or bracket)' "$W/err" &&
+	[ "$(cat $S/default_policy)" = "$old_default_policy" ]
+ok $? "set default_policy=fifo: exit 2, 'not a policy (iopa, hillclimb or bracket)', unchanged"
+[ $rc = 2 ] || { echo "# exit $rc"; show "$W/err"; }
 
 # The guest has no /etc/passwd for su: ctl-load asuser switches users.
 if "$CTL_LOAD" asuser $NOBODY /bin/true 2>"$W/err"; then
@@ -224,7 +251,7 @@ else
 	skip "get as user nobody" "cannot run as uid $NOBODY"
 fi
 
-# --- 15-16: status as nobody ---------------------------------------------------------
+# --- 19-20: status as nobody ---------------------------------------------------------
 if "$CTL_LOAD" asuser $NOBODY /bin/true 2>/dev/null && [ -n "$old_node" ]; then
 	# Root can always open it: the modes matter to nobody only.
 	chmod 600 "$NODE"
@@ -245,8 +272,11 @@ else
 	skip "status as nobody, /dev/iopa 0666" "cannot run as uid $NOBODY, or no $NODE"
 fi
 
-# --- 17-19: watch ---------------------------------------------------------------------
-if start_load --seconds 60 --workers 2; then
+# --- 21-24: watch ---------------------------------------------------------------------
+# A bracket workload (the default policy, whatever the guest's is now),
+# running for a second: its cycles have ended, with their times.
+echo bracket >$S/default_policy
+if start_load --seconds 60 --workers 2 && usleep 1000000; then
 	ctl watch --count 2 --interval 300
 	frames=$(grep -c '^iopa  jobs/s' "$W/out")
 	long=$(awk 'length($0) > 80' "$W/out" | wc -l)
@@ -256,6 +286,10 @@ if start_load --seconds 60 --workers 2; then
 	ok $? "watch: no line over 80 columns, no escape codes when not on a terminal"
 	grep -q ' ctl-load ' "$W/out"
 	ok $? "watch: shows the workload's submitter"
+	# Its line in the last frame: CTX.SUB COMM POL MODE ... WAIT SVC.
+	awk '/ ctl-load / { l = $0 } END { n = split(l, f, " ");
+		exit !(n == 12 && f[3] == "brkt" && f[n] + 0 >= 2) }' "$W/out"
+	ok $? "watch: the workload's policy 'brkt', its SVC (ms) >= 2 (its jobs sleep 2 ms)"
 	show "$W/out" 8
 	[ $rc = 0 ] || show "$W/err"
 	stop_load
@@ -264,9 +298,11 @@ else
 	ok 1 "watch --count 2 (no workload)"
 	ok 1 "watch: line length (no workload)"
 	ok 1 "watch: the workload's submitter (no workload)"
+	ok 1 "watch: policy and SVC (no workload)"
 fi
+echo "$old_default_policy" >$S/default_policy
 
-# --- 20-23: trace -------------------------------------------------------------------------
+# --- 25-28: trace -------------------------------------------------------------------------
 # Short cycles, a low start and room to grow: the iopa policy doubles
 # the limit at the end of its first cycle with demand.
 trace_run() {	# OPTIONS...: a limit change while a new workload starts
@@ -322,7 +358,7 @@ else
 	skip "trace --json: enable restored" "no tracefs"
 fi
 
-# --- 24: everything back ----------------------------------------------------------------------
+# --- 29: everything back ----------------------------------------------------------------------
 restore
 bad=
 for t in $TUNABLES; do

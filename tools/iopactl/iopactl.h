@@ -38,7 +38,7 @@
 
 enum ctl_tunable_kind {
 	CTL_TUN_UINT,		/* an unsigned decimal in [min, max] */
-	CTL_TUN_POLICY,		/* "iopa" or "hillclimb" */
+	CTL_TUN_POLICY,		/* a policy name: CTL_POLICY_NAMES */
 };
 
 /**
@@ -69,6 +69,10 @@ int ctl_total_index(const char *name);
 
 const char *ctl_mode_name(uint32_t mode);	/* NULL if unknown */
 const char *ctl_policy_name(uint32_t policy);	/* NULL if unknown */
+/* IOPA_POLICY_* of a policy name ("bracket": 3), -1 if unknown. */
+int ctl_policy_index(const char *name);
+/* The policy names, for messages. */
+#define CTL_POLICY_NAMES	"iopa, hillclimb or bracket"
 const char *ctl_order_name(uint32_t order);	/* NULL if unknown */
 /* Name of feature bit @bit (0..63), NULL if unknown. */
 const char *ctl_feature_name(unsigned int bit);
@@ -285,6 +289,13 @@ void ctl_sanitize_comm(const char *comm, char *out, size_t len);
 
 /* @v in at most 5 characters: 12345, 123k, 12.3M ... 18.4E. */
 void ctl_fmt_si(uint64_t v, char buf[8]);
+/*
+ * @us microseconds as milliseconds in at most 4 characters: 0.05, 9.99,
+ * 12.3, 9999; then seconds (12s, 999s) and minutes (71m).
+ */
+void ctl_fmt_ms(uint32_t us, char buf[8]);
+/* The module reports the times of struct iopa_state (IOPA_FEAT_TIMES). */
+int ctl_has_times(const struct ctl_snapshot *s);
 
 #define CTL_WATCH_MAX_COLS	80
 
@@ -302,7 +313,11 @@ struct ctl_screen {
 /*
  * Lay out a watch frame for a terminal of @rows x @cols (cols capped at
  * CTL_WATCH_MAX_COLS): a header of totals, column titles, one line per
- * submitter by bytes/s (then jobs/s) descending, as many as fit.
+ * submitter by bytes/s (then jobs/s) descending, as many as fit.  A
+ * submitter's line fills the 80 columns: CTX.SUB, COMM (11), POL (iopa,
+ * hill, brkt), MODE, LIMIT, INFL, PEND, BYTES/S, JOBS/S, R, and the last
+ * cycle's mean WAIT and SVC times in ms (ctl_fmt_ms()); no PID (status
+ * has it).
  * @scr->line must have room for @rows lines (@scr->max).
  */
 void ctl_watch_layout(const struct ctl_snapshot *s, unsigned int rows,

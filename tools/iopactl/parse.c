@@ -50,6 +50,7 @@ static const char *const ctl_modes[] = {
 static const char *const ctl_policies[] = {
 	[IOPA_POLICY_IOPA]	= "iopa",
 	[IOPA_POLICY_HILLCLIMB]	= "hillclimb",
+	[IOPA_POLICY_BRACKET]	= "bracket",
 };
 
 static const char *const ctl_orders[] = {
@@ -59,7 +60,8 @@ static const char *const ctl_orders[] = {
 };
 
 static const char *const ctl_features[] = {
-	"ioctl", "poll", "adaptive", "uring_cmd", "order", "list",
+	"ioctl", "poll", "adaptive", "uring_cmd", "order", "list", "bracket",
+	"times",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -100,6 +102,16 @@ const char *ctl_mode_name(uint32_t mode)
 const char *ctl_policy_name(uint32_t policy)
 {
 	return policy < ARRAY_SIZE(ctl_policies) ? ctl_policies[policy] : NULL;
+}
+
+int ctl_policy_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ctl_policies); i++)
+		if (ctl_policies[i] && !strcmp(ctl_policies[i], name))
+			return (int)i;
+	return -1;
 }
 
 const char *ctl_order_name(uint32_t order)
@@ -174,9 +186,9 @@ int ctl_parse_assign(const char *arg, struct ctl_assign *a,
 	if (!*v)
 		return fail(err, errlen, "%s: no value after '='", arg);
 	if (a->tun->kind == CTL_TUN_POLICY) {
-		if (strcmp(v, "iopa") && strcmp(v, "hillclimb"))
-			return fail(err, errlen,
-				    "%s: not a policy (iopa or hillclimb)", arg);
+		if (ctl_policy_index(v) < 0)
+			return fail(err, errlen, "%s: not a policy (%s)", arg,
+				    CTL_POLICY_NAMES);
 		a->value = v;
 		return CTL_EXIT_OK;
 	}
@@ -199,9 +211,8 @@ void ctl_set_error_message(const struct ctl_assign *a, int err,
 	case EINVAL:
 	case ERANGE:
 		if (t->kind == CTL_TUN_POLICY)
-			snprintf(buf, len,
-				 "%s: invalid value (iopa or hillclimb)",
-				 a->text);
+			snprintf(buf, len, "%s: invalid value (%s)", a->text,
+				 CTL_POLICY_NAMES);
 		else
 			snprintf(buf, len, "%s: invalid value (range %u..%u)",
 				 a->text, t->min, t->max);
@@ -247,7 +258,7 @@ const char ctl_usage_text[] =
 	"  fast_cycle_ms, normal_cycle_ms, hold_cycle_ms 1..3600000\n"
 	"  history 1..8               init_limit 0..4096\n"
 	"  fast_cap 0..4096           max_limit 1..4096\n"
-	"  default_policy iopa|hillclimb\n"
+	"  default_policy iopa|hillclimb|bracket\n"
 	"\n"
 	"exit status: 0 ok, 1 refused by the kernel or failed, 2 usage\n";
 

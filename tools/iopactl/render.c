@@ -58,6 +58,53 @@ void ctl_fmt_si(uint64_t v, char buf[8])
 		snprintf(buf, 8, "%.0f%c", x, unit[i]);
 }
 
+void ctl_fmt_ms(uint32_t us, char buf[8])
+{
+	if (us < 10000)			/* 0.00 .. 9.99 ms */
+		snprintf(buf, 8, "%u.%02u", us / 1000, us % 1000 / 10);
+	else if (us < 100000)		/* 10.0 .. 99.9 ms */
+		snprintf(buf, 8, "%u.%u", us / 1000, us % 1000 / 100);
+	else if (us < 10000000)		/* 100 .. 9999 ms */
+		snprintf(buf, 8, "%u", us / 1000);
+	else if (us < 1000000000)	/* 10s .. 999s */
+		snprintf(buf, 8, "%us", us / 1000000);
+	else				/* 16m .. 71m */
+		snprintf(buf, 8, "%um", us / 60000000);
+}
+
+int ctl_has_times(const struct ctl_snapshot *s)
+{
+	return s->module_loaded && !s->dev_err && !s->feat_err &&
+	       (s->feat.features & IOPA_FEAT_TIMES);
+}
+
+/*
+ * Which of a submitter's last-cycle times mean something: none without
+ * IOPA_FEAT_TIMES or before its first cycle ended; the service time only
+ * if jobs completed in that cycle.
+ */
+static void times_known(const struct ctl_snapshot *s,
+			const struct iopa_state *st, int *cycle, int *svc)
+{
+	*cycle = ctl_has_times(s) && st->cycles > 0;
+	*svc = *cycle && st->completions > 0;
+}
+
+/* The policy in at most 4 characters, for the watch screen. */
+static const char *policy_short(uint32_t policy)
+{
+	switch (policy) {
+	case IOPA_POLICY_IOPA:
+		return "iopa";
+	case IOPA_POLICY_HILLCLIMB:
+		return "hill";
+	case IOPA_POLICY_BRACKET:
+		return "brkt";
+	default:
+		return "?";
+	}
+}
+
 /* A ratio in 1/1000 in at most 5 characters: "1.040", ">9.99". */
 static void fmt_r(uint32_t r_permille, char buf[8])
 {
@@ -157,6 +204,7 @@ static void fmt_bound(uint32_t v, char *buf, size_t len)
 void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 {
 	char notes[8][256], nb[32], pb[32], ob[32], comm[17], b1[16], b2[16];
+	char wt[16], sv[16], dn[16], ns[16];
 	size_t i, n;
 
 	if (s->module_loaded && s->version[0])
@@ -193,20 +241,38 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 			s->scope == CTL_SCOPE_ALL ? "all contexts" :
 			"iopactl's own context", s->nr);
 		if (s->nr)
-			fprintf(f, "  %4s %4s %7s %-15s %-9s %-6s %5s %9s %5s %7s %12s %8s %6s %8s %7s %s\n",
+			fprintf(f, "  %4s %4s %7s %-15s %-9s %-6s %5s %9s %5s %7s %12s %8s %6s %9s %9s %7s %6s %8s %7s %s\n",
 				"CTX", "SUB", "PID", "COMM", "POLICY", "MODE",
 				"LIMIT", "MIN..MAX", "INFL", "PEND", "BYTES/S",
-				"JOBS/S", "R", "CYCLES", "CHANGES", "ORDER");
+				"JOBS/S", "R", "WAIT_MS", "SVC_MS", "DONE",
+				"NOISE", "CYCLES", "CHANGES", "ORDER");
 		for (i = 0; i < s->nr; i++) {
 			const struct iopa_sub_info *si = &s->subs[i];
 			const struct iopa_state *st = &si->state;
 			char mm[40];
+			int cyc, svc;
 
 			ctl_sanitize_comm(si->comm, comm, sizeof(comm));
 			fmt_bound(st->min, b1, sizeof(b1));
 			fmt_bound(st->max, b2, sizeof(b2));
 			snprintf(mm, sizeof(mm), "%s..%s", b1, b2);
-			fprintf(f, "  %4u %4u %7d %-15s %-9s %-6s %5u %9s %5u %7u %12" PRIu64 " %8" PRIu64 " %2u.%03u %8" PRIu64 " %7" PRIu64 " %s\n",
+			times_known(s, st, &cyc, &svc);
+			strcpy(wt, "-");
+			strcpy(sv, "-");
+			strcpy(dn, "-");
+			strcpy(ns, "-");
+			if (cyc) {
+				snprintf(wt, sizeof(wt), "%u.%03u",
+					 st->wait_us / 1000, st->wait_us % 1000);
+				snprintf(dn, sizeof(dn), "%u", st->completions);
+				snprintf(ns, sizeof(ns), "%u.%u%%",
+					 st->noise_permille / 10,
+					 st->noise_permille % 10);
+			}
+			if (svc)
+				snprintf(sv, sizeof(sv), "%u.%03u",
+					 st->svc_us / 1000, st->svc_us % 1000);
+			fprintf(f, "  %4u %4u %7d %-15s %-9s %-6s %5u %9s %5u %7u %12" PRIu64 " %8" PRIu64 " %2u.%03u %9s %9s %7s %6s %8" PRIu64 " %7" PRIu64 " %s\n",
 				si->ctx_id, si->sub_id, si->pid, comm,
 				name_or_num(ctl_policy_name(st->policy),
 					    st->policy, pb, sizeof(pb)),
@@ -216,6 +282,7 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 				(uint64_t)st->bytes_per_s,
 				(uint64_t)st->jobs_per_s,
 				st->r_permille / 1000, st->r_permille % 1000,
+				wt, sv, dn, ns,
 				(uint64_t)st->cycles, (uint64_t)st->changes,
 				name_or_num(ctl_order_name(st->order),
 					    st->order, ob, sizeof(ob)));
@@ -241,7 +308,8 @@ static void json_value(struct ctl_jw *w, const char *key,
 		ctl_jw_u64(w, key, v->u);
 }
 
-static void json_sub(struct ctl_jw *w, const struct iopa_sub_info *si)
+static void json_sub(struct ctl_jw *w, const struct iopa_sub_info *si,
+		     int times)
 {
 	const struct iopa_state *st = &si->state;
 	const struct iopa_stats *ss = &si->stats;
@@ -274,6 +342,18 @@ static void json_sub(struct ctl_jw *w, const struct iopa_sub_info *si)
 	ctl_jw_u64(w, "cycle_ms", st->cycle_ms);
 	ctl_jw_u64(w, "cycles", st->cycles);
 	ctl_jw_u64(w, "changes", st->changes);
+	if (times) {
+		ctl_jw_u64(w, "wait_us", st->wait_us);
+		ctl_jw_u64(w, "svc_us", st->svc_us);
+		ctl_jw_u64(w, "completions", st->completions);
+		ctl_jw_u64(w, "noise_permille", st->noise_permille);
+	} else {
+		/* Reserved (zero) in a module without IOPA_FEAT_TIMES. */
+		ctl_jw_null(w, "wait_us");
+		ctl_jw_null(w, "svc_us");
+		ctl_jw_null(w, "completions");
+		ctl_jw_null(w, "noise_permille");
+	}
 	ctl_jw_str(w, "order", name_or_num(ctl_order_name(st->order),
 					   st->order, buf, sizeof(buf)));
 	ctl_jw_arr_begin(w, "devs");
@@ -371,7 +451,7 @@ void ctl_render_status_json(FILE *f, const struct ctl_snapshot *s)
 		ctl_jw_u64(&w, "submitters_total", s->total);
 	ctl_jw_arr_begin(&w, "submitters");
 	for (i = 0; i < s->nr; i++)
-		json_sub(&w, &s->subs[i]);
+		json_sub(&w, &s->subs[i], ctl_has_times(s));
 	ctl_jw_arr_end(&w);
 
 	n = ctl_snapshot_notes(s, notes, ARRAY_SIZE(notes));
@@ -476,9 +556,9 @@ void ctl_watch_layout(const struct ctl_snapshot *s, unsigned int rows,
 		total_si(s, "workers", c), total_si(s, "pending", d),
 		total_si(s, "inflight", e));
 	scr_add(scr, rows, cols,
-		"%7s %7s %-12s %-4s %-6s %5s %5s %5s %7s %6s %5s",
-		"CTX.SUB", "PID", "COMM", "POL", "MODE", "LIMIT", "INFL",
-		"PEND", "BYTES/S", "JOBS/S", "R");
+		"%7s %-11s %-4s %-6s %5s %5s %5s %7s %6s %5s %4s %4s",
+		"CTX.SUB", "COMM", "POL", "MODE", "LIMIT", "INFL", "PEND",
+		"BYTES/S", "JOBS/S", "R", "WAIT", "SVC");
 
 	if (ctl_snapshot_notes(s, notes, ARRAY_SIZE(notes)) &&
 	    (s->scope != CTL_SCOPE_ALL || !s->nr))
@@ -502,11 +582,10 @@ void ctl_watch_layout(const struct ctl_snapshot *s, unsigned int rows,
 	for (i = 0; i < show; i++) {
 		const struct iopa_sub_info *si = order[i];
 		const struct iopa_state *st = &si->state;
-		const char *pol = st->policy == IOPA_POLICY_IOPA ? "iopa" :
-				  st->policy == IOPA_POLICY_HILLCLIMB ? "hill" :
-				  "?";
 		const char *mode = ctl_mode_name(st->mode);
-		char id[32], comm[13], l[8], in[8], pe[8], by[8], jo[8], r[8];
+		char id[32], comm[12], l[8], in[8], pe[8], by[8], jo[8], r[8];
+		char wt[8] = "-", sv[8] = "-";
+		int cyc, svc;
 
 		snprintf(id, sizeof(id), "%u.%u", si->ctx_id, si->sub_id);
 		ctl_sanitize_comm(si->comm, comm, sizeof(comm));
@@ -516,10 +595,15 @@ void ctl_watch_layout(const struct ctl_snapshot *s, unsigned int rows,
 		ctl_fmt_si(st->bytes_per_s, by);
 		ctl_fmt_si(st->jobs_per_s, jo);
 		fmt_r(st->r_permille, r);
+		times_known(s, st, &cyc, &svc);
+		if (cyc)
+			ctl_fmt_ms(st->wait_us, wt);
+		if (svc)
+			ctl_fmt_ms(st->svc_us, sv);
 		scr_add(scr, rows, cols,
-			"%7s %7d %-12s %-4s %-6s %5s %5s %5s %7s %6s %5s",
-			id, si->pid, comm, pol, mode ? mode : "?", l, in, pe,
-			by, jo, r);
+			"%7s %-11s %-4s %-6s %5s %5s %5s %7s %6s %5s %4s %4s",
+			id, comm, policy_short(st->policy), mode ? mode : "?",
+			l, in, pe, by, jo, r, wt, sv);
 	}
 	if (show < s->nr)
 		scr_add(scr, rows, cols, "... %zu more submitters",

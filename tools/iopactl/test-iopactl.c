@@ -4,20 +4,26 @@
  * exit status 0 only if every test passed.
  *
  *  - the command line and NAME=VALUE: accepted forms, usage errors (exit
- *    status 2) and their messages; the kernel-refusal messages
+ *    status 2) and their messages; the kernel-refusal messages; the
+ *    names of policies (iopa, hillclimb, bracket) and feature bits
  *  - the tunable table against Documentation/ABI/testing/sysfs-class-misc-iopa
  *    (every file listed, same ranges)
  *  - JSON: escaping of every odd byte, the strict parser, the status JSON
  *    of fake snapshots accepted by that parser and by `python3 -m
- *    json.tool`, values read back by python3; every key in iopactl.8
+ *    json.tool`, values read back by python3 (the last cycle's times,
+ *    null without IOPA_FEAT_TIMES); every key in iopactl.8
+ *  - status as text: the times columns, "-" where nothing is known
  *  - the watch screen: at most rows lines of at most min(cols, 80)
- *    columns, printable bytes only, with 0, 1 and 100 fake submitters
+ *    columns, printable bytes only, with 0, 1 and 100 fake submitters;
+ *    the columns of a submitter's line (policy short names, WAIT and SVC
+ *    in ms); milliseconds in at most 4 characters
  *  - trace lines: the documented format parsed, others refused
  *  - the binary: exit statuses and messages of usage errors; without the
  *    module, status/set exit 1
  *  - with the LD_PRELOAD fake device (fake-iopa.so), if built: the
  *    listing paths of status (all, EPERM fallback, ENOTTY, no
- *    IOPA_FEAT_LIST, a list that grows), set/get against a fake sysfs,
+ *    IOPA_FEAT_LIST, a list that grows, no IOPA_FEAT_TIMES), set/get
+ *    against a fake sysfs (default_policy bracket),
  *    trace against a fake tracefs (trace_pipe a FIFO): events picked out,
  *    enable and tracing_on restored
  *  - the man page: groff -ww clean
@@ -144,6 +150,9 @@ static void test_cmdline(void)
 		{ { "set", "max_jobs=5", "max_workers=7" }, 0, CTL_CMD_SET, NULL },
 		{ { "set", "max_jobs=5", "bogus=1" }, 2, 0, "bogus: unknown tunable" },
 		{ { "set", "max_jobs=x" }, 2, 0, "unsigned decimal" },
+		{ { "set", "default_policy=bracket" }, 0, CTL_CMD_SET, NULL },
+		{ { "set", "default_policy=fifo" }, 2, 0,
+		  "default_policy=fifo: not a policy (iopa, hillclimb or bracket)" },
 		{ { "get" }, 2, 0, "exactly one NAME" },
 		{ { "get", "max_jobs" }, 0, CTL_CMD_GET, NULL },
 		{ { "get", "default_policy" }, 0, CTL_CMD_GET, NULL },
@@ -237,6 +246,7 @@ static void test_assign(void)
 		{ "init_limit=0", 0, "0" },
 		{ "default_policy=iopa", 0, "iopa" },
 		{ "default_policy=hillclimb", 0, "hillclimb" },
+		{ "default_policy=bracket", 0, "bracket" },
 		{ "max_jobs", 2, NULL },
 		{ "=5", 2, NULL },
 		{ "max_jobs=", 2, NULL },
@@ -256,6 +266,11 @@ static void test_assign(void)
 		{ "default_policy=1", 2, NULL },
 		{ "default_policy=IOPA", 2, NULL },
 		{ "default_policy=iopa\n", 2, NULL },
+		{ "default_policy=BRACKET", 2, NULL },
+		{ "default_policy=brackets", 2, NULL },
+		{ "default_policy=bracket\n", 2, NULL },
+		{ "default_policy=brkt", 2, NULL },
+		{ "default_policy=3", 2, NULL },
 		{ "default_policy=", 2, NULL },
 	};
 	size_t i;
@@ -310,7 +325,9 @@ static void test_messages(void)
 		{ "increase_threshold=1000", EINVAL, "increase_threshold=1000: invalid value (range 1001..10000)" },
 		{ "init_limit=5000", EINVAL, "init_limit=5000: invalid value (range 0..4096)" },
 		{ "history=9", ERANGE, "history=9: invalid value (range 1..8)" },
-		{ "default_policy=iopa", EINVAL, "default_policy=iopa: invalid value (iopa or hillclimb)" },
+		{ "default_policy=iopa", EINVAL, "default_policy=iopa: invalid value (iopa, hillclimb or bracket)" },
+		{ "default_policy=bracket", EINVAL, "default_policy=bracket: invalid value (iopa, hillclimb or bracket)" },
+		{ "default_policy=bracket", EACCES, "default_policy=bracket: need root (Permission denied)" },
 		{ "max_jobs=5", EACCES, "max_jobs=5: need root (Permission denied)" },
 		{ "max_jobs=5", EPERM, "max_jobs=5: need root (Operation not permitted)" },
 		{ "max_limit=5", ENOENT, "max_limit=5: no such tunable in this iopa module, or the module is not loaded" },
@@ -333,6 +350,49 @@ static void test_messages(void)
 		if (strcmp(msg, want))
 			diag("got \"%s\"", msg);
 	}
+}
+
+/* ---- names ------------------------------------------------------------------- */
+
+static void test_names(void)
+{
+	static const char *const pol[] = { NULL, "iopa", "hillclimb", "bracket", NULL };
+	static const char *const feat[] = { "ioctl", "poll", "adaptive", "uring_cmd",
+					    "order", "list", "bracket", "times", NULL };
+	int bad = 0;
+	unsigned int i;
+
+	for (i = 0; i < 5; i++) {
+		const char *n = ctl_policy_name(i);
+
+		if (!n != !pol[i] || (n && strcmp(n, pol[i]))) {
+			diag("policy %u: %s, expected %s", i, n ? n : "NULL",
+			     pol[i] ? pol[i] : "NULL");
+			bad++;
+		}
+		if (pol[i] && ctl_policy_index(pol[i]) != (int)i) {
+			diag("policy %s: index %d", pol[i], ctl_policy_index(pol[i]));
+			bad++;
+		}
+	}
+	ok(!bad && IOPA_POLICY_BRACKET == 3 && IOPA_POLICY_MAX == IOPA_POLICY_BRACKET &&
+	   ctl_policy_name(IOPA_POLICY_MAX + 1) == NULL &&
+	   ctl_policy_index("") < 0 && ctl_policy_index("hill") < 0 &&
+	   ctl_policy_index("Bracket") < 0,
+	   "policy names: 1 iopa, 2 hillclimb, 3 bracket (IOPA_POLICY_MAX), none beyond");
+	bad = 0;
+	for (i = 0; i < 9; i++) {
+		const char *n = ctl_feature_name(i);
+
+		if (!n != !feat[i] || (n && strcmp(n, feat[i]))) {
+			diag("feature bit %u: %s", i, n ? n : "NULL");
+			bad++;
+		}
+	}
+	ok(!bad && IOPA_FEAT_BRACKET == 1ULL << 6 && IOPA_FEAT_TIMES == 1ULL << 7,
+	   "feature names: bit 6 bracket, bit 7 times, none beyond");
+	ok(strstr(ctl_usage_text, "default_policy iopa|hillclimb|bracket\n") != NULL,
+	   "--help lists the three policies");
 }
 
 /* ---- the table against the ABI document ------------------------------------- */
@@ -580,7 +640,7 @@ static void fake_sub(struct iopa_sub_info *si, unsigned int i)
 	si->ctx_waiting = 1;
 	si->state.limit = 1 + i % 4096;
 	si->state.mode = i % 7;		/* 6: unknown */
-	si->state.policy = 1 + i % 3;	/* 3: unknown */
+	si->state.policy = 1 + i % 4;	/* 4: unknown */
 	si->state.flags = i % 2 ? IOPA_LIMIT_F_FIXED : 0;
 	si->state.min = i % 3;
 	si->state.max = i % 5 ? 4096 : 0;
@@ -599,6 +659,11 @@ static void fake_sub(struct iopa_sub_info *si, unsigned int i)
 	si->state.devs[2] = 0xfffffffu;
 	si->state.devs[3] = 0;
 	si->state.order = i % 4;	/* 3: unknown */
+	/* The last cycle's times (i 0: no cycle yet; i 5: no completion). */
+	si->state.wait_us = i == 4 ? UINT32_MAX : i * 1234 + 5;
+	si->state.svc_us = 2000 + i * 37;
+	si->state.completions = i % 6 == 5 ? 0 : 10 * i;
+	si->state.noise_permille = 20 + i % 481;
 	si->stats.submitted = UINT64_MAX - i;
 	si->stats.completed = i;
 	si->stats.unreaped = 1;
@@ -613,7 +678,7 @@ static void fake_snapshot(struct ctl_snapshot *s, size_t nr)
 	snprintf(s->version, sizeof(s->version), "1.0 \"odd\"\\");
 	snprintf(s->srcversion, sizeof(s->srcversion), "0123456789ABCDEF01234567");
 	s->feat.abi_version = 1;
-	s->feat.features = 0x3f | (1ULL << 40);
+	s->feat.features = 0xff | (1ULL << 40);
 	s->feat.batch_max = 4096;
 	s->feat.limit_max = 4096;
 	s->feat.worker_max_jobs = 64;
@@ -621,7 +686,7 @@ static void fake_snapshot(struct ctl_snapshot *s, size_t nr)
 		s->tun[i].ok = i != 3;		/* one missing: null */
 		s->tun[i].u = 1000 + i;
 		if (ctl_tunables[i].kind == CTL_TUN_POLICY)
-			snprintf(s->tun[i].s, sizeof(s->tun[i].s), "hillclimb");
+			snprintf(s->tun[i].s, sizeof(s->tun[i].s), "bracket");
 		else
 			snprintf(s->tun[i].s, sizeof(s->tun[i].s), "%zu", 1000 + i);
 	}
@@ -704,10 +769,14 @@ static void test_status_json(void)
 		"assert type(s[\"limit\"]) is int and type(s[\"fixed\"]) is bool\n"
 		"assert d[\"submitters\"][4][\"devs\"] == [\"254:0\", \"8:17\", \"255:1048575\", \"0:0\"]\n"
 		"assert d[\"submitters\"][1][\"mode\"] == \"normal\" and d[\"submitters\"][1][\"order\"] == \"sorted\"\n"
-		"assert d[\"submitters\"][2][\"policy\"] == \"unknown(3)\"\n"
+		"p = [x[\"policy\"] for x in d[\"submitters\"]]\n"
+		"assert p == [\"iopa\", \"hillclimb\", \"bracket\", \"unknown(4)\", \"iopa\"], p\n"
+		"t = [[x[k] for k in (\"wait_us\", \"svc_us\", \"completions\", \"noise_permille\")] for x in d[\"submitters\"]]\n"
+		"assert t == [[5, 2000, 0, 20], [1239, 2037, 10, 21], [2473, 2074, 20, 22], [3707, 2111, 30, 23], [4294967295, 2148, 40, 24]], t\n"
 		"assert d[\"module\"][\"version\"] == \"1.0 \\\"odd\\\"\\\\\"\n"
-		"assert d[\"abi\"][\"features\"] == [\"ioctl\", \"poll\", \"adaptive\", \"uring_cmd\", \"order\", \"list\", \"bit40\"]\n"
-		"assert d[\"tunables\"][\"max_total_jobs\"] is None and d[\"tunables\"][\"default_policy\"] == \"hillclimb\"\n"
+		"assert d[\"abi\"][\"features\"] == [\"ioctl\", \"poll\", \"adaptive\", \"uring_cmd\", \"order\", \"list\", \"bracket\", \"times\", \"bit40\"]\n"
+		"assert d[\"abi\"][\"features_mask\"] == 255 + 2 ** 40\n"
+		"assert d[\"tunables\"][\"max_total_jobs\"] is None and d[\"tunables\"][\"default_policy\"] == \"bracket\"\n"
 		"assert d[\"totals\"][\"contexts\"] == 18446744073709551615\n"
 		"assert d[\"submitters_scope\"] == \"all\" and d[\"submitters_total\"] == 5 and d[\"notes\"] == []\n");
 	ctl_snapshot_free(&s);
@@ -740,6 +809,99 @@ static void test_status_json(void)
 	check_status_json(&s, "truncated",
 		"assert d[\"submitters_total\"] == 5000 and len(d[\"submitters\"]) == 3\n"
 		"assert \"only the first 3\" in d[\"notes\"][0]\n");
+	ctl_snapshot_free(&s);
+	/* A module without IOPA_FEAT_TIMES: its reserved zeros are no times. */
+	fake_snapshot(&s, 2);
+	s.feat.features &= ~IOPA_FEAT_TIMES;
+	check_status_json(&s, "no-times",
+		"k = (\"wait_us\", \"svc_us\", \"completions\", \"noise_permille\")\n"
+		"for x in d[\"submitters\"]:\n"
+		"    assert all(k_ in x and x[k_] is None for k_ in k), x\n"
+		"    assert type(x[\"cycles\"]) is int\n"
+		"assert \"times\" not in d[\"abi\"][\"features\"]\n");
+	ctl_snapshot_free(&s);
+	fake_snapshot(&s, 2);
+	s.feat_err = ENOTTY;
+	check_status_json(&s, "features-unknown",
+		"assert d[\"abi\"] is None\n"
+		"assert [x[\"svc_us\"] for x in d[\"submitters\"]] == [None, None]\n");
+	ctl_snapshot_free(&s);
+}
+
+/* The text of `status` for @s. */
+static char *status_text(const struct ctl_snapshot *s)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	ctl_render_status_text(f, s);
+	fclose(f);
+	return buf;
+}
+
+/* The line of @text that starts with @prefix, copied to @line. */
+static int find_line(const char *text, const char *prefix, char *line,
+		     size_t len)
+{
+	const char *p = text;
+	size_t n = strlen(prefix);
+
+	while (p && *p) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (l >= n && !memcmp(p, prefix, n)) {
+			snprintf(line, len, "%.*s", (int)l, p);
+			return 1;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	line[0] = '\0';
+	return 0;
+}
+
+static void test_status_text(void)
+{
+	static const struct {
+		const char *prefix;	/* CTX SUB PID */
+		const char *times;	/* WAIT_MS SVC_MS DONE NOISE */
+		const char *what;
+	} cases[] = {
+		{ "     1    1     100 ", "        -         -       -      - ",
+		  "no cycle ended yet: all four -" },
+		{ "     1    2     101 ", "    1.239     2.037      10   2.1% ",
+		  "wait and service in ms to the us, completions, noise in %" },
+		{ "     2    2     104 ", "4294967.295     2.148      40   2.4% ",
+		  "the largest wait" },
+		{ "     2    3     105 ", "    6.175         -       0   2.5% ",
+		  "no completion in the last cycle: SVC_MS -" },
+	};
+	struct ctl_snapshot s;
+	char line[512], *text;
+	size_t i;
+
+	fake_snapshot(&s, 6);
+	text = status_text(&s);
+	ok(text && strstr(text, " JOBS/S      R   WAIT_MS    SVC_MS    DONE  NOISE   CYCLES CHANGES ORDER\n"),
+	   "status text: columns WAIT_MS SVC_MS DONE NOISE after R");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int found = find_line(text, cases[i].prefix, line, sizeof(line));
+
+		ok(found && strstr(line, cases[i].times),
+		   "status text: %s (\"%s\")", cases[i].what, cases[i].times);
+		if (!found || !strstr(line, cases[i].times))
+			diag("|%s|", line);
+	}
+	find_line(text, "     1    3     102 ", line, sizeof(line));
+	ok(strstr(line, " bracket   ") != NULL, "status text: policy bracket by name");
+	free(text);
+	s.feat.features &= ~IOPA_FEAT_TIMES;
+	text = status_text(&s);
+	find_line(text, "     1    2     101 ", line, sizeof(line));
+	ok(strstr(line, "        -         -       -      - ") != NULL,
+	   "status text: a module without IOPA_FEAT_TIMES: all four -");
+	free(text);
 	ctl_snapshot_free(&s);
 }
 
@@ -854,6 +1016,47 @@ static void test_watch(void)
 		ok(!bad_bytes, "watch, %zu submitters: only printable ASCII (odd comms sanitized)", counts[c]);
 		ctl_snapshot_free(&s);
 	}
+	/* The columns of a submitter's line, by position. */
+	{
+		static const struct {
+			const char *id, *pol, *mode, *times, *what;
+		} want[] = {	/* by bytes/s, highest first: i 5 to 0 */
+			{ "    2.3", "hill", "steady", "6.17    -", "no completion: SVC -" },
+			{ "    2.2", "iopa", "probe ", " 71m 2.14", "the largest wait: 71m" },
+			{ "    2.1", "?   ", "fixed ", "3.70 2.11", "an unknown policy: ?" },
+			{ "    1.3", "brkt", "hold  ", "2.47 2.07", "bracket as brkt" },
+			{ "    1.2", "hill", "normal", "1.23 2.03", "hillclimb as hill, ms to 1/100" },
+			{ "    1.1", "iopa", "fast  ", "   -    -", "no cycle ended yet: -" },
+		};
+		struct ctl_snapshot s;
+		struct ctl_screen scr = { .line = lines, .max = 256 };
+
+		fake_snapshot(&s, 6);
+		ctl_watch_layout(&s, 24, 80, &scr);
+		ok(scr.nr == 8 && !strcmp(lines[1],
+			"CTX.SUB COMM        POL  MODE   LIMIT  INFL  PEND BYTES/S JOBS/S     R WAIT  SVC"),
+		   "watch: the column titles, 80 columns with WAIT and SVC");
+		for (i = 0; i < 6 && scr.nr == 8; i++) {
+			const char *l = lines[2 + i];
+			int good = strlen(l) == 80 && !strncmp(l, want[i].id, 7) &&
+				   !strncmp(l + 20, want[i].pol, 4) &&
+				   !strncmp(l + 25, want[i].mode, 6) &&
+				   !strcmp(l + 71, want[i].times);
+
+			ok(good, "watch: line %s: %s (%s, \"%s\")", want[i].id + 4,
+			   want[i].what, want[i].pol, want[i].times);
+			if (!good)
+				diag("|%s|", l);
+		}
+		s.feat.features &= ~IOPA_FEAT_TIMES;
+		ctl_watch_layout(&s, 24, 80, &scr);
+		for (i = 2; i < scr.nr; i++)
+			if (strlen(lines[i]) != 80 || strcmp(lines[i] + 71, "   -    -"))
+				break;
+		ok(scr.nr == 8 && i == scr.nr,
+		   "watch: a module without IOPA_FEAT_TIMES: WAIT and SVC -");
+		ctl_snapshot_free(&s);
+	}
 	/* Without a listing, the note shows and fits. */
 	{
 		struct ctl_snapshot s;
@@ -866,6 +1069,44 @@ static void test_watch(void)
 		   "watch without CAP_SYS_ADMIN: a note line, cut to 80 columns");
 	}
 	free(lines);
+}
+
+static void test_fmt_ms(void)
+{
+	static const struct { uint32_t us; const char *s; } cases[] = {
+		{ 0, "0.00" }, { 9, "0.00" }, { 10, "0.01" }, { 2037, "2.03" },
+		{ 9999, "9.99" }, { 10000, "10.0" }, { 12345, "12.3" },
+		{ 99999, "99.9" }, { 100000, "100" }, { 1234567, "1234" },
+		{ 9999999, "9999" }, { 10000000, "10s" }, { 999999999, "999s" },
+		{ 1000000000, "16m" }, { UINT32_MAX, "71m" },
+	};
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[8];
+
+		ctl_fmt_ms(cases[i].us, buf);
+		if (strcmp(buf, cases[i].s)) {
+			diag("%u us: %s, expected %s", cases[i].us, buf, cases[i].s);
+			bad++;
+		}
+	}
+	for (i = 0; i < 32; i++) {
+		uint32_t v[] = { (1U << i) - 1, 1U << i, (1U << i) * 3 / 2 + 1 };
+		size_t k;
+
+		for (k = 0; k < 3; k++) {
+			char buf[8];
+
+			ctl_fmt_ms(v[k], buf);
+			if (strlen(buf) > 4 || !buf[0]) {
+				diag("%u us: \"%s\"", v[k], buf);
+				bad++;
+			}
+		}
+	}
+	ok(!bad, "microseconds as ms in at most 4 characters (0.05, 12.3, 1234, 12s, 71m)");
 }
 
 static void test_fmt_si(void)
@@ -906,7 +1147,7 @@ static void test_trace(void)
 	static const char l2[] =
 		"  kworker/u8:0-12  [000] d..1. 66.286437: iopa_limit_change: ctx=4294967295 sub=7 old=2 new=1 mode=probe r=1.040 tput=18446744073709551615";
 	static const char cyc[] =
-		"      kworker/u8:0-12      [001] ...1.    63.719211: iopa_cycle: ctx=1 sub=1 limit=1 mode=fast ms=520 bytes/s=26088369 jobs/s=398 demand=1 cpu_saturated=0";
+		"      kworker/u8:0-12      [001] ...1.    63.719211: iopa_cycle: ctx=1 sub=1 limit=1 mode=fast ms=520 bytes/s=26088369 jobs/s=398 demand=1 cpu_saturated=0 cached=0 jobs=207 wait_us=5120 svc_us=2510 noise=0.021";
 	static const char *const bad[] = {
 		"iopa_limit_change: ctx=1 sub=1 old=1 new=2 mode=fast r=0.00 tput=1",
 		"x [0] 1.0: iopa_limit_change: ctx=1 sub=1 old=1 new=2 mode=fast tput=1",
@@ -1090,7 +1331,7 @@ static void fake_sysfs(const char *dir)
 		snprintf(path, sizeof(path), "%s/class/%s", dir, ctl_tunables[i].name);
 		f = fopen(path, "w");
 		if (ctl_tunables[i].kind == CTL_TUN_POLICY)
-			fputs("hillclimb\n", f);
+			fputs("bracket\n", f);
 		else
 			fprintf(f, "%zu\n", 100 + i);
 		fclose(f);
@@ -1151,10 +1392,32 @@ static void test_fake_device(void)
 		   "fake device: status --json lists 7 submitters of all contexts, sysfs values, features");
 		if (rc)
 			diag("exit %d: %s", rc, err);
+		/* Canned submitter 2: policy bracket; 1: svc_us 2001. */
+		ok(rc == 0 && strstr(out, "      \"bracket\",\n      \"times\"\n    ],") &&
+		   strstr(out, "\"features_mask\": 255,") &&
+		   strstr(out, "\"default_policy\": \"bracket\"\n") &&
+		   strstr(out, "\"policy\": \"bracket\",") &&
+		   strstr(out, "\"wait_us\": 1234,\n      \"svc_us\": 2001,\n      \"completions\": 10,\n      \"noise_permille\": 21,"),
+		   "fake device: status --json: features bracket and times, default_policy bracket, a bracket submitter, the times");
 		rc = run_tool(stt, env, out, sizeof(out), err, sizeof(err));
 		ok(rc == 0 && strstr(out, "submitters (all contexts): 7") &&
 		   strstr(out, "max_jobs             100") && !strstr(out, "note:"),
 		   "fake device: status as text");
+		ok(strstr(out, "features 0xff: ioctl poll adaptive uring_cmd order list bracket times\n") &&
+		   strstr(out, "default_policy       bracket\n") &&
+		   strstr(out, " bracket   ") &&
+		   strstr(out, "    1.234     2.001      10   2.1% "),
+		   "fake device: status as text: features, default_policy, policy bracket, the times");
+	}
+	{
+		const char *env[] = { pre, env_dir, "FAKE_IOPA_LIST=all", "FAKE_IOPA_NSUBS=3",
+				      "FAKE_IOPA_FEATURES=0x3f", NULL };
+
+		rc = run_tool(st, env, out, sizeof(out), err, sizeof(err));
+		ok(rc == 0 && json_ok(out, "all", 3) && !strstr(out, "\"times\"") &&
+		   strstr(out, "\"wait_us\": null,\n      \"svc_us\": null,\n      \"completions\": null,\n      \"noise_permille\": null,") &&
+		   !strstr(out, "\"svc_us\": 2"),
+		   "fake device: a module without IOPA_FEAT_TIMES: the times are null");
 	}
 	{
 		const char *env[] = { pre, env_dir, "FAKE_IOPA_LIST=all", "FAKE_IOPA_NSUBS=5", "FAKE_IOPA_GROW=40", NULL };
@@ -1223,6 +1486,31 @@ static void test_fake_device(void)
 		   "fake device: watch --count 3 (not a tty): 3 frames, no line over 80 columns, no escape codes");
 		if (rc || frames != 3 || longest > 80)
 			diag("exit %d, %d frames, %d lines, longest %d: %s", rc, frames, lines, longest, err);
+		/* Canned 98: bracket, wait 98 * 1234 us, svc 2098 us. */
+		ok(strstr(out, "\n   50.1 fake\"98?    brkt hold       3     0     0   98.0M     98 0.000  120 2.09\n") != NULL,
+		   "fake device: watch: a bracket submitter's line, with WAIT and SVC in ms");
+	}
+	{
+		static const char *const s1[] = { "set", "default_policy=iopa", NULL };
+		static const char *const s2[] = { "set", "default_policy=bracket", NULL };
+		static const char *const s3[] = { "set", "default_policy=fifo", NULL };
+		static const char *const g1[] = { "get", "default_policy", NULL };
+		const char *env[] = { pre, env_dir, NULL };
+		int r1, r2;
+
+		r1 = run_tool(s1, env, out, sizeof(out), err, sizeof(err));
+		r2 = run_tool(g1, env, out, sizeof(out), err, sizeof(err));
+		ok(r1 == 0 && r2 == 0 && !strcmp(out, "iopa\n"),
+		   "fake sysfs: set default_policy=iopa, get: iopa");
+		r1 = run_tool(s2, env, out, sizeof(out), err, sizeof(err));
+		r2 = run_tool(g1, env, out, sizeof(out), err, sizeof(err));
+		ok(r1 == 0 && r2 == 0 && !strcmp(out, "bracket\n"),
+		   "fake sysfs: set default_policy=bracket, get: bracket");
+		r1 = run_tool(s3, env, out, sizeof(out), err, sizeof(err));
+		r1 = r1 == 2 && !strcmp(err, "iopactl: default_policy=fifo: not a policy (iopa, hillclimb or bracket)\nTry 'iopactl --help'.\n");
+		r2 = run_tool(g1, env, out, sizeof(out), err, sizeof(err));
+		ok(r1 && r2 == 0 && !strcmp(out, "bracket\n"),
+		   "fake sysfs: set default_policy=fifo: exit 2, the three names, unchanged");
 	}
 	{
 		static const char *const s1[] = { "set", "max_jobs=5000", NULL };
@@ -1274,7 +1562,7 @@ static int fake_trace_run(const char root[300], const char *const *args,
 			  char *seen_enable, char *seen_on)
 {
 	static const char lines[] =
-		"      kworker/u8:0-12      [001] ...1.    63.719211: iopa_cycle: ctx=1 sub=1 limit=1 mode=fast ms=520 bytes/s=26088369 jobs/s=398 demand=1 cpu_saturated=0\n"
+		"      kworker/u8:0-12      [001] ...1.    63.719211: iopa_cycle: ctx=1 sub=1 limit=1 mode=fast ms=520 bytes/s=26088369 jobs/s=398 demand=1 cpu_saturated=0 cached=0 jobs=207 wait_us=5120 svc_us=2510 noise=0.021\n"
 		"      kworker/u8:0-12      [001] ...1.    63.720404: iopa_limit_change: ctx=1 sub=1 old=1 new=2 mode=fast r=0.000 tput=26088369\n"
 		"     some-other-event: x\n"
 		"      kworker/u8:0-12      [001] ...1.    64.226223: iopa_limit_change: ctx=1 sub=1 old=2 new=3 mode=probe r=1.040 tput=27145088\n"
@@ -1422,13 +1710,16 @@ int main(void)
 	test_cmdline();
 	test_assign();
 	test_messages();
+	test_names();
 	test_abi_doc();
 	test_json_escape();
 	test_json_parser();
 	test_status_json();
+	test_status_text();
 	test_man_schema();
 	test_watch();
 	test_fmt_si();
+	test_fmt_ms();
 	test_trace();
 	test_binary();
 	test_fake_device();

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The tuning walkthrough of Documentation/iopa-admin-guide.rst, in a QEMU
-# guest (busybox sh, cwd /iopa): load the module, show the defaults, start
-# an adaptive workload (tools/iopactl/ctl-load run: 16 worker threads,
-# jobs of 4 KiB and 2 ms), raise max_limit and fast_cap, watch and trace.
+# guest (busybox sh, cwd /iopa): load the module, show the defaults, set a
+# low ceiling (max_limit 8: the default, 256, is out of this workload's
+# reach), start an adaptive workload (tools/iopactl/ctl-load run: 16
+# worker threads, jobs of 4 KiB and 2 ms, policy iopa), raise max_limit
+# and fast_cap, watch and trace.
 # The output is what the guide quotes.  Run it with
 #   make -C tools/iopactl && tools/guest/run-guest.sh --series 6.12 \
 #       --ko "$(tools/guest/build-module.sh 6.12)" tools/iopactl/walkthrough.sh \
@@ -18,6 +20,7 @@ insmod "${IOPA_KO:-/iopa/kernel/iopa.ko}" || exit 1
 say() { echo; echo "\$ iopactl $*"; "$C" "$@"; }
 
 say status
+say set max_limit=8
 "$L" run --seconds 40 --workers 16 --policy iopa >/tmp/load.out 2>&1 &
 sleep 3
 say watch --count 3 --interval 1000
