@@ -262,7 +262,7 @@ struct iopa_worker {
  * @state: L: enum iopa_job_state
  * @io_task: L: the worker thread that fetched the job while RUNNING
  * @io_mark: L: @io_task's block I/O bytes when it fetched the job
- * @submit_ns: I: when it was submitted (ktime_get_ns()), or requeued
+ * @submit_ns: L: when it was submitted (ktime_get_ns()), or requeued
  * @fetch_ns: L: when a worker fetched it, 0 while not RUNNING
  * @ucmd: L: the io_uring SUBMIT command whose CQE reports the job's end,
  *	or NULL for a job submitted by ioctl or whose command was cancelled

@@ -286,6 +286,7 @@ static void iopa_job_queue_head(struct iopa_kjob *job)
 {
 	/* Its next dispatch is a new fetch: its wait and service start anew. */
 	job->fetch_ns = 0;
+	job->submit_ns = ktime_get_ns();
 	if (job->worker) {
 		job->worker->nr_held--;
 		job->worker = NULL;

@@ -346,7 +346,7 @@ struct iopa_order {
  *	the worker threads while they held the submitter's jobs (bytes
  *	read from devices and bytes of pages dirtied, as /proc/PID/io
  *	read_bytes and write_bytes; a thread holding several jobs at once
- *	charges its I/O to each)
+ *	charges each byte once, to the first of them to complete after it)
  * @jobs_per_s: the submitter's jobs completed in the last cycle, per
  *	second
  * @nr_devs: entries used in @devs
