@@ -358,9 +358,11 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	 * that read the device, is not comparable: "cached".
 	 */
 	if (sub->cyc.jobs && !!sub->cyc.bytes != sub->tput_bytes) {
-		sample.cached = sub->cycles > 0;
+		sample.cached = sub->unit_known;
 		sub->tput_bytes = !!sub->cyc.bytes;
 	}
+	if (sub->cyc.jobs)
+		sub->unit_known = true;
 	sample.tput = sub->tput_bytes ? sub->bytes_per_s :
 		      div64_u64(sub->cyc.jobs * MSEC_PER_SEC * 1000,
 				elapsed_ms);

@@ -1143,6 +1143,7 @@ static void iopa_ctl_br_steady(struct iopa_ctl *c,
 			       const struct iopa_ctl_params *p)
 {
 	c->mode = IOPA_CTL_MODE_STEADY;
+	c->br_wide = 0;
 	c->steady_ms = 0;
 	c->shifted = 0;
 	c->reprobe_ms = IOPA_CTL_BR_REPROBE_CYCLES * p->normal_cycle_ms <<
@@ -1169,7 +1170,10 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 		for (i = 0; i < 2; i++) {
 			s32 d = i ? -c->dir : c->dir;
 			u32 bit = d > 0 ? IOPA_CTL_BR_UP : IOPA_CTL_BR_DOWN;
-			u32 t;
+			u32 t, down = c->base / (c->br_wide ? 2 : 4);
+
+			if (!down)
+				down = 1;
 
 			if (c->tried & bit)
 				continue;
@@ -1177,17 +1181,18 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 			if (d > 0 && saturated)
 				continue;
 			/*
-			 * At most double, at least three quarters of the
-			 * base: a probe below a knee costs what it lacks.
+			 * At most double; down by at most a quarter of the
+			 * base (at least 1): a probe below a knee costs what
+			 * it lacks.
 			 */
 			if (d > 0)
 				t = iopa_ctl_clamp(c, (u64)c->base +
 						   (c->step < c->base ?
 						    c->step : c->base));
 			else
-				t = iopa_ctl_clamp(c, c->base - (c->step <
-						   c->base / 4 ? c->step :
-						   c->base / 4));
+				t = iopa_ctl_clamp(c, c->base -
+						   (c->step < down ? c->step :
+						    down));
 			/* Not the base, nor a limit already judged worse. */
 			if (t == c->base || t == c->from || t == c->rejected)
 				continue;
@@ -1223,7 +1228,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 			     const struct iopa_ctl_sample *s)
 {
 	enum iopa_ctl_br_verdict v;
-	bool lean_big;
+	bool lean_big, wide;
 	u32 from = c->base;
 
 	if (c->limit == c->base) {
@@ -1237,6 +1242,8 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		return;
 	if (v == IOPA_CTL_BR_BIG || (v == IOPA_CTL_BR_FLAT && lean_big)) {
 		c->base = c->limit;
+		if (c->br_streak < 255)
+			c->br_streak++;
 		iopa_ctl_br_set_ref(c);
 		iopa_ctl_br_double(c, p, s->cpu_saturated);
 		return;
@@ -1247,8 +1254,10 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	 * the doubling lost throughput outright (a device that thrashes).
 	 */
 	c->mode = IOPA_CTL_MODE_NORMAL;
-	iopa_ctl_br_search(c, from / 4,
+	wide = !c->br_streak;
+	iopa_ctl_br_search(c, wide ? from / 2 : from / 4,
 			   c->r_permille < p->decrease_permille ? -1 : 1);
+	c->br_wide = wide;
 	c->tried = c->dir > 0 ? IOPA_CTL_BR_UP : 0;
 	c->from = c->limit;
 	iopa_ctl_br_move(c, from);

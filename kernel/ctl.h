@@ -236,7 +236,10 @@ struct iopa_ctl_sample {
  * @br_n: bracket: samples in @br_sum
  * @br_settle: bracket: the limit just changed; the next cycle is
  *	transient (running jobs started under the old limit)
- * @br_streak: bracket: probes won in a row in direction @dir
+ * @br_streak: bracket: probes won in a row in direction @dir (FAST:
+ *	doublings that paid)
+ * @br_wide: bracket: the first doubling did not pay: probes down may
+ *	halve the base (else a quarter at most) until STEADY
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -273,6 +276,7 @@ struct iopa_ctl {
 	u8 br_n;
 	u8 br_settle;
 	u8 br_streak;
+	u8 br_wide;
 };
 
 const char *iopa_ctl_policy_name(enum iopa_ctl_policy p);

@@ -170,6 +170,7 @@ struct iopa_adapt_cycle {
  *	while the submitter is open and its limit is not fixed
  * @tput_bytes: L: the last cycle measured bytes (its jobs did block
  *	I/O), else jobs
+ * @unit_known: L: a cycle with completions has set @tput_bytes
  * @bytes_per_s: L: last cycle's block-layer bytes per second
  * @jobs_per_s: L: last cycle's completed jobs per second
  * @last_wait_us: L: last cycle's mean queue wait of dispatched jobs
@@ -206,6 +207,7 @@ struct iopa_submitter {
 	struct iopa_adapt_cycle	cyc;
 	struct delayed_work	adapt_work;
 	bool			tput_bytes;
+	bool			unit_known;
 	u64			bytes_per_s;
 	u64			jobs_per_s;
 	u32			last_wait_us;

@@ -1,16 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * iopa-sim - run kernel/ctl.c against synthetic devices.
+ * iopa-sim - run kernel/ctl.c against simulated devices.
  *
- *   iopa-sim                     one line per scenario and policy
+ *   iopa-sim                 one line per scenario and policy (legacy, then
+ *                            guest-like, with their step and tenants lines)
+ *   iopa-sim --table         guest-like scenarios over 16 seeds: the best
+ *                            fixed limit, each policy's median and minimum
+ *                            mean_pct_of_best (for tuning)
+ *   iopa-sim --fit           the guest's fixed-limit table against the
+ *                            model, run as the bench ran
+ *   iopa-sim --curve         guest-like scenarios at fixed limits, per phase
+ *   iopa-sim --noise         what the controller and the bench measure at
+ *                            fixed limits: spread, lag-1 autocorrelation
  *   iopa-sim --trace [-s S] [-p P]   every cycle of the chosen runs
- *   iopa-sim --seeds N           every scenario over seeds 1..N: mean, min
- *   iopa-sim --sweep             the parameter sweeps behind the defaults
+ *   iopa-sim --seeds N       every scenario over seeds 1..N: mean, min
+ *   iopa-sim --sweep         the legacy parameter sweeps behind the defaults
+ *   iopa-sim --list          the scenarios
  *
- * Options: -s SCENARIO, -p POLICY, --seed N, --job-scale X (job length
- * multiplier), --ncpus N, --set PARAM=VALUE (a field of struct
- * iopa_ctl_params, e.g. --set history=6; repeatable).  See README for the model and the metrics.
- * Everything is deterministic: the same command prints the same output.
+ * Options: -s SCENARIO, -p POLICY, --seed N, --ncpus N (default: the
+ * scenario's, 32 legacy, 2 guest-like), --duration MS, --fixed N,
+ * --job-scale X (legacy job length), --set PARAM=VALUE (a field of struct
+ * iopa_ctl_params; repeatable), --model NAME=VALUE (a field of struct
+ * sim_model; repeatable), --csum-ms X (guest-like: CPU ms per 100 KiB
+ * read), --quiet (guest-like: no TCG noise), --bench (guest-like: as the
+ * bench ran: 8 s, null_blk throttled).  See README for the models and
+ * the metrics.  Everything is deterministic: the same command prints the
+ * same output.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -22,9 +37,18 @@
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: iopa-sim [--trace] [--seeds N] [--sweep] [-s SCENARIO] [-p POLICY]\n"
-		"                [--seed N] [--job-scale X] [--ncpus N] [--set PARAM=VALUE]...\n");
+		"usage: iopa-sim [--table | --fit | --curve | --noise | --list | --sweep |\n"
+		"                 --seeds N | --trace] [-s SCENARIO] [-p POLICY] [--seed N]\n"
+		"                [--ncpus N] [--duration MS] [--fixed N] [--job-scale X]\n"
+		"                [--set PARAM=VALUE]... [--model NAME=VALUE]... [--csum-ms X]\n"
+		"                [--quiet] [--bench]\n");
 	exit(2);
+}
+
+static void oom(void)
+{
+	fprintf(stderr, "iopa-sim: out of memory\n");
+	exit(1);
 }
 
 /* --set NAME=VALUE: override one parameter after the defaults. */
@@ -52,12 +76,42 @@ static int set_param(struct iopa_ctl_params *p, const char *arg)
 	return -1;
 }
 
+/* The parameters: module defaults for @ncpus, then the --set ones. */
+struct cli {
+	struct sim_opts o;
+	const char *sets[16];
+	int nset;
+	int sc, pol;
+};
+
+static void params_for(const struct cli *cl, unsigned int ncpus,
+		       struct iopa_ctl_params *p)
+{
+	int i;
+
+	iopa_ctl_params_default(p, ncpus);
+	for (i = 0; i < cl->nset; i++)
+		if (set_param(p, cl->sets[i]))
+			usage();
+	if (iopa_ctl_params_check(p)) {
+		fprintf(stderr, "iopa-sim: inconsistent parameters\n");
+		exit(2);
+	}
+}
+
+static unsigned int ncpus_of(const struct cli *cl, int sc)
+{
+	if (cl->o.ncpus)
+		return cl->o.ncpus;
+	return sc < SIM_G_FIRST ? SIM_NCPUS : SIM_G_NCPUS;
+}
+
 static void header(const struct iopa_ctl_params *p, unsigned long long seed)
 {
 	struct iopa_ctl c;
 
 	iopa_ctl_init(&c, p, IOPA_CTL_POLICY_IOPA);
-	printf("# iopa-sim: kernel/ctl.c on synthetic devices, %u CPUs (init limit %u, fast cap %u, max limit %u),\n",
+	printf("# iopa-sim: kernel/ctl.c on simulated devices; legacy scenarios: %u CPUs (init limit %u, fast cap %u, max limit %u),\n",
 	       p->ncpus, iopa_ctl_limit(&c),
 	       p->fast_cap ? p->fast_cap : (p->ncpus * 90 + 99) / 100,
 	       p->max_limit);
@@ -66,29 +120,59 @@ static void header(const struct iopa_ctl_params *p, unsigned long long seed)
 	       p->hold_cycle_ms, p->increase_permille, p->decrease_permille,
 	       p->history, seed);
 	printf("# cycles_to_90: run time, in normal cycles rounded up, to the end of the first\n"
-	       "#   controller cycle whose noise-free throughput reached 90%% of the best fixed\n"
-	       "#   limit's over the same time (-1: never)\n"
-	       "# mean_pct_of_best: time-weighted mean noise-free throughput of the run over\n"
-	       "#   that of the best fixed limit (1..max limit), in percent\n"
+	       "#   controller cycle whose throughput (legacy: noise-free; guest-like: over the\n"
+	       "#   last normal cycle) reached 90%% of the best fixed limit's over the same time\n"
+	       "#   (-1: never)\n"
+	       "# mean_pct_of_best: the run's throughput over that of the best fixed limit\n"
+	       "#   (legacy: 1..max limit; guest-like: 1..64; step scenarios: the best fixed\n"
+	       "#   limit of each phase), in percent\n"
 	       "# changes_after_settle: limit changes after the first third of the run\n");
+}
+
+static void guest_header(const struct iopa_ctl_params *p)
+{
+	printf("# guest-like scenarios: %u CPUs, %u ms runs, module defaults (max limit %u,\n"
+	       "#   cycles %u/%u ms); bytes credited when a job completes; step scenarios add\n"
+	       "#   pct_of_best_fixed (against the best single fixed limit), tenants add the\n"
+	       "#   total, Jain's index once all run, the late one's normal cycles to 90%% of a\n"
+	       "#   fair share\n",
+	       p->ncpus, SIM_G_RUN_MS, p->max_limit, p->fast_cycle_ms,
+	       p->normal_cycle_ms);
+}
+
+static void run_one(int sc, int pol, const struct iopa_ctl_params *p,
+		    const struct sim_opts *o, struct sim_result *r)
+{
+	if (sim_run(sc, pol, p, o, r))
+		oom();
 }
 
 static void one(int sc, int pol, const struct iopa_ctl_params *p,
 		const struct sim_opts *o)
 {
+	const char *s = sim_scenario_name(sc), *pn = iopa_ctl_policy_name(pol);
 	struct sim_result r;
 
-	if (sim_run(sc, pol, p, o, &r)) {
-		fprintf(stderr, "iopa-sim: out of memory\n");
-		exit(1);
-	}
+	run_one(sc, pol, p, o, &r);
 	printf("sim scenario=%s policy=%s cycles_to_90=%d mean_pct_of_best=%.2f changes_after_settle=%d\n",
-	       sim_scenario_name(sc), iopa_ctl_policy_name(pol),
-	       r.cycles_to_90, r.mean_pct_of_best, r.changes_after_settle);
-	if (o->trace)
-		printf("# best fixed limit %u; final limit %u (seen %u..%u), %d changes in %d cycles\n",
+	       s, pn, r.cycles_to_90, r.mean_pct_of_best,
+	       r.changes_after_settle);
+	if (r.kind == SIM_KIND_STEP)
+		printf("sim step scenario=%s policy=%s pct_of_best_fixed=%.2f\n",
+		       s, pn, r.pct_of_best_fixed);
+	if (r.kind == SIM_KIND_TENANTS)
+		printf("sim tenants scenario=%s policy=%s n=%u total_pct_of_best=%.2f jain=%.3f join_cycles=%d\n",
+		       s, pn, r.ntenants, r.total_pct_of_best, r.jain,
+		       r.join_cycles);
+	if (o->trace) {
+		printf("# best fixed limit %u; final limit %u (seen %u..%u), %d changes in %d cycles (%d ended early)\n",
 		       r.best_limit, r.final_limit, r.min_limit_seen,
-		       r.max_limit_seen, r.changes, r.cycles);
+		       r.max_limit_seen, r.changes, r.cycles, r.early_cycles);
+		if (r.kind != SIM_KIND_LEGACY)
+			printf("# %.3f against %.3f (MB/s, jobs/s if CPU-only), mean limit %.1f, %llu events\n",
+			       r.mean_tput, r.best_tput, r.mean_limit,
+			       r.events);
+	}
 }
 
 /* Over seeds 1..@n: mean and min of mean_pct_of_best, worst of the rest. */
@@ -110,10 +194,7 @@ static void aggregate(int sc, int pol, const struct iopa_ctl_params *p,
 	a->worst_changes = 0;
 	for (i = 1; i <= n; i++) {
 		so.seed = i;
-		if (sim_run(sc, pol, p, &so, &r)) {
-			fprintf(stderr, "iopa-sim: out of memory\n");
-			exit(1);
-		}
+		run_one(sc, pol, p, &so, &r);
 		a->mean_pct += r.mean_pct_of_best / n;
 		if (r.mean_pct_of_best < a->min_pct)
 			a->min_pct = r.mean_pct_of_best;
@@ -126,28 +207,378 @@ static void aggregate(int sc, int pol, const struct iopa_ctl_params *p,
 	}
 }
 
-static void seeds(const struct iopa_ctl_params *p, const struct sim_opts *o,
-		  int n, int only_sc, int only_pol)
+static void seeds(const struct cli *cl, int n)
 {
+	struct iopa_ctl_params p;
 	int sc, pol;
 
 	printf("# over seeds 1..%d: mean and min of mean_pct_of_best, worst cycles_to_90 and changes_after_settle\n",
 	       n);
-	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
-		if (only_pol >= 0 && pol != only_pol)
+	for (sc = 0; sc < SIM_NR_ALL; sc++) {
+		if (cl->sc >= 0 && sc != cl->sc)
 			continue;
-		for (sc = 0; sc < SIM_NR_SCENARIOS; sc++) {
+		params_for(cl, ncpus_of(cl, sc), &p);
+		for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
 			struct agg a;
 
-			if (only_sc >= 0 && sc != only_sc)
+			if (cl->pol >= 0 && pol != cl->pol)
 				continue;
-			aggregate(sc, pol, p, o, n, &a);
+			aggregate(sc, pol, &p, &cl->o, n, &a);
 			printf("# seeds scenario=%s policy=%s mean_pct=%.2f min_pct=%.2f worst_cycles_to_90=%d worst_changes_after_settle=%d\n",
 			       sim_scenario_name(sc), iopa_ctl_policy_name(pol),
 			       a.mean_pct, a.min_pct, a.worst_c90,
 			       a.worst_changes);
 		}
 	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define TABLE_SEEDS	16
+
+/*
+ * --table: per guest-like scenario, over seeds 1..16, the best fixed
+ * limit (median over the seeds, and its range) and per policy the median
+ * and minimum of mean_pct_of_best; step scenarios also the median against
+ * the best single fixed limit, tenants the median Jain's index.
+ */
+static void table(const struct cli *cl)
+{
+	double pct[TABLE_SEEDS], fix[TABLE_SEEDS], jain[TABLE_SEEDS];
+	double best[TABLE_SEEDS], knee[TABLE_SEEDS];
+	struct iopa_ctl_params p;
+	struct sim_opts o = cl->o;
+	int sc, pol, i;
+
+	params_for(cl, cl->o.ncpus ? cl->o.ncpus : SIM_G_NCPUS, &p);
+	guest_header(&p);
+	printf("# table: over seeds 1..%d; best = the best fixed limit of 1..%u (median over\n"
+	       "#   the seeds [range]); knee = the smallest within 2%% of it (median); per\n"
+	       "#   policy median/min of mean_pct_of_best (step scenarios: against the best\n"
+	       "#   limit of each phase; f: median against the best single fixed limit;\n"
+	       "#   tenants: j: median Jain's index)\n",
+	       TABLE_SEEDS, o.best_max ? o.best_max : SIM_G_BEST_MAX);
+	printf("# %-12s %-11s %4s", "scenario", "best", "knee");
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++)
+		printf(" %22s", iopa_ctl_policy_name(pol));
+	printf("\n");
+	for (sc = SIM_G_FIRST; sc < SIM_NR_ALL; sc++) {
+		char bs[32];
+		double lo = 1e9, hi = 0;
+
+		if (cl->sc >= 0 && sc != cl->sc)
+			continue;
+		for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+			int kind = sim_scenario_kind(sc);
+			char cell[64];
+			double med;
+
+			for (i = 0; i < TABLE_SEEDS; i++) {
+				struct sim_result r;
+
+				o.seed = i + 1;
+				run_one(sc, pol, &p, &o, &r);
+				pct[i] = r.mean_pct_of_best;
+				fix[i] = r.pct_of_best_fixed;
+				jain[i] = r.jain;
+				best[i] = r.best_limit;
+				knee[i] = r.knee_limit;
+				if (best[i] < lo)
+					lo = best[i];
+				if (best[i] > hi)
+					hi = best[i];
+			}
+			if (!pol) {
+				med = median(best, TABLE_SEEDS);
+				snprintf(bs, sizeof(bs), lo == hi ? "%.0f" :
+					 "%.0f [%.0f-%.0f]", med, lo, hi);
+				printf("%-14s %-11s %4.0f", sim_scenario_name(sc),
+				       bs, median(knee, TABLE_SEEDS));
+			}
+			med = median(pct, TABLE_SEEDS);	/* sorts */
+			snprintf(cell, sizeof(cell), "%.1f/%.1f", med, pct[0]);
+			if (kind == SIM_KIND_STEP)
+				snprintf(cell + strlen(cell),
+					 sizeof(cell) - strlen(cell), " f%.1f",
+					 median(fix, TABLE_SEEDS));
+			if (kind == SIM_KIND_TENANTS)
+				snprintf(cell + strlen(cell),
+					 sizeof(cell) - strlen(cell), " j%.2f",
+					 median(jain, TABLE_SEEDS));
+			printf(" %22s", cell);
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
+/* The bench's controller settings (bench/README.md, sysfs_changed). */
+static void bench_params(const struct cli *cl, struct iopa_ctl_params *p)
+{
+	params_for(cl, SIM_G_NCPUS, p);
+	p->fast_cycle_ms = 100;
+	p->normal_cycle_ms = 200;
+	p->hold_cycle_ms = 1200;
+	p->max_limit = 64;
+}
+
+#define FIT_SEEDS	3
+#define FIT_POL_SEEDS	16
+
+/* One cell's policies, with the guest's unit rule or today's. */
+static void fit_policies(const struct sim_guest_cell *g,
+			 const struct iopa_ctl_params *p,
+			 const struct sim_opts *base, int guest_rule)
+{
+	struct sim_model m = base->model ? *base->model : sim_model_default;
+	struct sim_opts o = *base;
+	double gb = 0;
+	int l, s, pol;
+
+	m.sticky_unit = guest_rule;
+	o.model = &m;
+	for (l = 0; l < 7; l++)
+		if (g->mbps[l] > gb)
+			gb = g->mbps[l];
+	printf("fit policies cell=%s unit=%s", sim_scenario_name(g->id),
+	       guest_rule ? "guest" : "now");
+	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		double sum = 0, gv = -1;
+
+		for (s = 1; s <= FIT_POL_SEEDS; s++) {
+			struct sim_result r;
+			double best = 0;
+
+			o.seed = s;
+			o.fixed = 0;
+			run_one(g->id, pol, p, &o, &r);
+			/* against the best of the guest's limits */
+			for (l = 0; l < 7; l++) {
+				struct sim_result f;
+
+				o.fixed = sim_guest_limits[l];
+				run_one(g->id, 0, p, &o, &f);
+				if (f.mean_tput > best)
+					best = f.mean_tput;
+			}
+			sum += 100 * r.mean_tput / best / FIT_POL_SEEDS;
+		}
+		if (pol == IOPA_CTL_POLICY_IOPA)
+			gv = 100 * g->iopa_mbps / gb;
+		if (pol == IOPA_CTL_POLICY_HILLCLIMB)
+			gv = 100 * g->hillclimb_mbps / gb;
+		if (gv >= 0 && guest_rule)
+			printf(" %s=%.1f/%.1f", iopa_ctl_policy_name(pol), gv,
+			       sum);
+		else
+			printf(" %s=-/%.1f", iopa_ctl_policy_name(pol), sum);
+	}
+	printf("\n");
+}
+
+/*
+ * --fit: each cell of the guest's table at the fixed limits 1..64, the
+ * guest's MB/s and the model's (mean of 3 seeds, as the bench's 3 runs),
+ * each relative to its best; then the policies with the bench's settings.
+ */
+static void fit(const struct cli *cl)
+{
+	struct iopa_ctl_params p;
+	struct sim_opts o = cl->o;
+	int c, l, s;
+
+	bench_params(cl, &p);
+	o.bench = 1;
+	o.best_max = 64;
+	printf("# fit: the guest bench (bench/README.md, 3 runs of 8 s, null_blk throttled at\n"
+	       "#   30 MiB/s) against the model run the same way (mean of seeds 1..%d)\n"
+	       "# per limit: guest MB/s / model MB/s, then each relative to its best, and\n"
+	       "#   the largest difference of the relative curves\n",
+	       FIT_SEEDS);
+	for (c = 0; c < SIM_NR_CELLS; c++) {
+		const struct sim_guest_cell *g = &sim_guest_cells[c];
+		double m[7], gb = 0, mb = 0, err = 0;
+
+		if (cl->sc >= 0 && (int)g->id != cl->sc)
+			continue;
+		for (l = 0; l < 7; l++) {
+			m[l] = 0;
+			for (s = 1; s <= FIT_SEEDS; s++) {
+				struct sim_result r;
+
+				o.seed = s;
+				o.fixed = sim_guest_limits[l];
+				run_one(g->id, 0, &p, &o, &r);
+				m[l] += r.mean_tput / FIT_SEEDS;
+			}
+			if (m[l] > mb)
+				mb = m[l];
+			if (g->mbps[l] > gb)
+				gb = g->mbps[l];
+		}
+		printf("fit cell=%s", sim_scenario_name(g->id));
+		for (l = 0; l < 7; l++)
+			printf(" %u:%.2f/%.2f", sim_guest_limits[l], g->mbps[l],
+			       m[l]);
+		printf("\nfit cell=%s rel", sim_scenario_name(g->id));
+		for (l = 0; l < 7; l++) {
+			double d = m[l] / mb - g->mbps[l] / gb;
+
+			printf(" %u:%.3f/%.3f", sim_guest_limits[l],
+			       g->mbps[l] / gb, m[l] / mb);
+			if (d < 0)
+				d = -d;
+			if (d > err)
+				err = d;
+		}
+		printf(" max_diff=%.1f%%  # %s\n", 100 * err, g->note);
+	}
+	printf("# fit: policies with the bench's settings (cycles 100/200 ms, max limit 64),\n"
+	       "#   %% of the best fixed limit of 1, 2, 4, ..., 64: guest / model (mean of\n"
+	       "#   seeds 1..%d; the guest had no bracket policy); unit=guest: the module the\n"
+	       "#   guest ran (bytes/s from the first bytes on), unit=now: kernel/adapt.c\n"
+	       "#   (a cycle in another unit than the one before is cached)\n",
+	       FIT_POL_SEEDS);
+	for (c = 0; c < SIM_NR_CELLS; c++) {
+		if (cl->sc >= 0 && (int)sim_guest_cells[c].id != cl->sc)
+			continue;
+		fit_policies(&sim_guest_cells[c], &p, &o, 1);
+		fit_policies(&sim_guest_cells[c], &p, &o, 0);
+	}
+}
+
+/* --curve: guest-like scenarios at fixed limits, MB/s per phase. */
+static void curve(const struct cli *cl)
+{
+	struct iopa_ctl_params p;
+	unsigned int ncpus = cl->o.ncpus ? cl->o.ncpus : SIM_G_NCPUS;
+	int sc, l;
+
+	params_for(cl, ncpus, &p);
+	printf("# curve: MB/s (jobs/s if CPU-only) at fixed limits, per phase, seed %llu, %u CPUs\n",
+	       cl->o.seed ? cl->o.seed : 1, ncpus);
+	for (sc = SIM_G_FIRST; sc < SIM_NR_ALL; sc++) {
+		unsigned int np = 0, ph;
+		double t[7][SIM_MAX_PHASES];
+
+		if (cl->sc >= 0 && sc != cl->sc)
+			continue;
+		for (l = 0; l < 7; l++)
+			if (sim_fixed_phases(sc, &p, &cl->o, sim_guest_limits[l],
+					     t[l], &np))
+				oom();
+		for (ph = 0; ph < np; ph++) {
+			printf("curve scenario=%s phase=%u", sim_scenario_name(sc),
+			       ph);
+			for (l = 0; l < 7; l++)
+				printf(" %u:%.2f", sim_guest_limits[l], t[l][ph]);
+			printf("\n");
+		}
+	}
+}
+
+/*
+ * The guest's 100 ms series at a steady limit (bench/results/timeseries.csv,
+ * medians over the stretches of 12+ samples at one limit).
+ */
+static const struct {
+	int id;
+	unsigned int limit;
+	double cv, lag1;
+} guest_noise[] = {
+	{ SIM_G_SSD_10K, 16, 0.111, -0.58 },
+	{ SIM_G_SSD_100K, 14, 0.067, -0.26 },
+	{ SIM_G_SSD_1M, 2, 0.268, -0.72 },
+	{ SIM_G_HDD_10K, 2, 0.136, 0.05 },
+	{ SIM_G_HDD_100K, 2, 0.121, 0.12 },
+	{ SIM_G_HDD_1M, 1, 0.089, 0.11 },
+};
+
+/*
+ * --noise: per cell, at the limit the guest's series was steady at (as
+ * the bench ran): the bench's 100 ms series, guest and model; then what
+ * the controller gets at that limit and at the knee, in 200 ms (bench)
+ * and 1 s (default) cycles, with the TCG noise and without.
+ */
+static void noise(const struct cli *cl)
+{
+	struct iopa_ctl_params p;
+	unsigned int i, k;
+
+	bench_params(cl, &p);
+	printf("# noise: 100 ms series as the bench counts (bytes when read), guest / model,\n"
+	       "#   as the bench ran (8 s, throttled; model: seed %llu)\n"
+	       "# then the controller's samples (bytes when a job completes) at fixed\n"
+	       "#   limits, 20 s, module defaults: cv = stdev / mean, lag1 = lag-1\n"
+	       "#   autocorrelation, jobs = completions per cycle; quiet = no TCG noise\n",
+	       cl->o.seed ? cl->o.seed : 1);
+	for (i = 0; i < sizeof(guest_noise) / sizeof(guest_noise[0]); i++) {
+		struct sim_opts o = cl->o;
+		struct sim_noise_stats ns;
+
+		if (cl->sc >= 0 && guest_noise[i].id != cl->sc)
+			continue;
+		o.bench = 1;
+		if (sim_noise(guest_noise[i].id, &p, &o, guest_noise[i].limit,
+			      200, &ns))
+			oom();
+		printf("noise bench scenario=%s limit=%u cv=%.3f/%.3f lag1=%.2f/%.2f\n",
+		       sim_scenario_name(guest_noise[i].id),
+		       guest_noise[i].limit, guest_noise[i].cv, ns.bench_cv,
+		       guest_noise[i].lag1, ns.bench_lag1);
+	}
+	params_for(cl, cl->o.ncpus ? cl->o.ncpus : SIM_G_NCPUS, &p);
+	for (i = 0; i < sizeof(guest_noise) / sizeof(guest_noise[0]); i++) {
+		static const unsigned int cyc[] = { 200, 1000 };
+		unsigned int lims[2] = { guest_noise[i].limit,
+					 sim_guest_cells[i].best };
+		unsigned int li;
+
+		if (cl->sc >= 0 && guest_noise[i].id != cl->sc)
+			continue;
+		for (li = 0; li < 2; li++) {
+			if (li && lims[1] == lims[0])
+				continue;
+			for (k = 0; k < 2; k++) {
+				struct sim_noise_stats ns, nq;
+				struct sim_opts o = cl->o;
+
+				if (sim_noise(guest_noise[i].id, &p, &o,
+					      lims[li], cyc[k], &ns))
+					oom();
+				o.quiet = 1;
+				if (sim_noise(guest_noise[i].id, &p, &o,
+					      lims[li], cyc[k], &nq))
+					oom();
+				printf("noise samples scenario=%s limit=%u cycle_ms=%u cv=%.3f lag1=%.2f jobs=%.1f quiet_cv=%.3f quiet_lag1=%.2f\n",
+				       sim_scenario_name(guest_noise[i].id),
+				       lims[li], cyc[k], ns.cv, ns.lag1,
+				       ns.jobs, nq.cv, nq.lag1);
+			}
+		}
+	}
+}
+
+static void list(void)
+{
+	static const char * const kinds[] = { "legacy", "steady", "step",
+					      "tenants" };
+	int sc;
+
+	for (sc = 0; sc < SIM_NR_ALL; sc++)
+		printf("%-12s %-8s %s\n", sim_scenario_name(sc),
+		       kinds[sim_scenario_kind(sc)], sim_scenario_desc(sc));
 }
 
 /*
@@ -285,65 +716,116 @@ static void sweep(const struct iopa_ctl_params *def, const struct sim_opts *o)
 
 int main(int argc, char **argv)
 {
+	static struct sim_model model;
+	struct cli cl = { .sc = -1, .pol = -1 };
 	struct iopa_ctl_params p;
-	struct sim_opts o = { 0 };
-	int i, sc = -1, pol = -1, nseeds = 0, do_sweep = 0, nset = 0;
-	const char *sets[16];
+	int i, nseeds = 0, mode = 0, nmodel = 0;
+	enum { RUN, SWEEP, SEEDS, TABLE, FIT, CURVE, NOISE, LIST };
 
+	model = sim_model_default;
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--trace")) {
-			o.trace = 1;
-		} else if (!strcmp(argv[i], "--sweep")) {
-			do_sweep = 1;
-		} else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--trace")) {
+			cl.o.trace = 1;
+		} else if (!strcmp(a, "--sweep")) {
+			mode = SWEEP;
+		} else if (!strcmp(a, "--table")) {
+			mode = TABLE;
+		} else if (!strcmp(a, "--fit")) {
+			mode = FIT;
+		} else if (!strcmp(a, "--curve")) {
+			mode = CURVE;
+		} else if (!strcmp(a, "--noise")) {
+			mode = NOISE;
+		} else if (!strcmp(a, "--list")) {
+			mode = LIST;
+		} else if (!strcmp(a, "--quiet")) {
+			cl.o.quiet = 1;
+		} else if (!strcmp(a, "--bench")) {
+			cl.o.bench = 1;
+		} else if (!v) {
+			usage();
+		} else if (!strcmp(a, "--seeds")) {
+			mode = SEEDS;
 			nseeds = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-			o.seed = strtoull(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "--job-scale") && i + 1 < argc) {
-			o.job_scale = atof(argv[++i]);
-		} else if (!strcmp(argv[i], "--ncpus") && i + 1 < argc) {
-			o.ncpus = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--set") && i + 1 < argc &&
-			   nset < 16) {
-			sets[nset++] = argv[++i];
-		} else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-			sc = sim_scenario_parse(argv[++i]);
-			if (sc < 0)
+			if (nseeds < 1)
 				usage();
-		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
+		} else if (!strcmp(a, "--seed")) {
+			cl.o.seed = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(a, "--job-scale")) {
+			cl.o.job_scale = atof(argv[++i]);
+		} else if (!strcmp(a, "--ncpus")) {
+			cl.o.ncpus = atoi(argv[++i]);
+		} else if (!strcmp(a, "--duration")) {
+			cl.o.duration_ms = atoi(argv[++i]);
+		} else if (!strcmp(a, "--fixed")) {
+			cl.o.fixed = atoi(argv[++i]);
+		} else if (!strcmp(a, "--csum-ms")) {
+			cl.o.csum_ms_per_100k = atof(argv[++i]);
+		} else if (!strcmp(a, "--set") && cl.nset < 16) {
+			cl.sets[cl.nset++] = argv[++i];
+		} else if (!strcmp(a, "--model")) {
+			if (sim_model_set(&model, argv[++i]))
+				usage();
+			nmodel++;
+		} else if (!strcmp(a, "-s")) {
+			cl.sc = sim_scenario_parse(argv[++i]);
+			if (cl.sc < 0)
+				usage();
+		} else if (!strcmp(a, "-p")) {
 			i++;
-			pol = iopa_ctl_policy_parse(argv[i], strlen(argv[i]));
-			if (pol < 0)
+			cl.pol = iopa_ctl_policy_parse(argv[i], strlen(argv[i]));
+			if (cl.pol < 0)
 				usage();
 		} else {
 			usage();
 		}
 	}
-	iopa_ctl_params_default(&p, o.ncpus ? o.ncpus : SIM_NCPUS);
-	for (i = 0; i < nset; i++)
-		if (set_param(&p, sets[i]))
-			usage();
-	if (iopa_ctl_params_check(&p)) {
-		fprintf(stderr, "iopa-sim: inconsistent parameters\n");
-		return 2;
-	}
-	header(&p, o.seed ? o.seed : 1);
-	if (do_sweep) {
-		sweep(&p, &o);
+	if (nmodel)
+		cl.o.model = &model;
+
+	switch (mode) {
+	case LIST:
+		list();
+		return 0;
+	case SWEEP:
+		params_for(&cl, ncpus_of(&cl, SIM_SSD), &p);
+		header(&p, cl.o.seed ? cl.o.seed : 1);
+		sweep(&p, &cl.o);
+		return 0;
+	case SEEDS:
+		seeds(&cl, nseeds);
+		return 0;
+	case TABLE:
+		table(&cl);
+		return 0;
+	case FIT:
+		fit(&cl);
+		return 0;
+	case CURVE:
+		curve(&cl);
+		return 0;
+	case NOISE:
+		noise(&cl);
 		return 0;
 	}
-	if (nseeds > 0) {
-		seeds(&p, &o, nseeds, sc, pol);
-		return 0;
-	}
-	for (i = 0; i < SIM_NR_SCENARIOS; i++) {
+
+	params_for(&cl, ncpus_of(&cl, SIM_SSD), &p);
+	header(&p, cl.o.seed ? cl.o.seed : 1);
+	for (i = 0; i < SIM_NR_ALL; i++) {
 		int k;
 
-		if (sc >= 0 && i != sc)
+		if (cl.sc >= 0 && i != cl.sc)
 			continue;
+		if (i == SIM_G_FIRST || (cl.sc >= SIM_G_FIRST && i == cl.sc)) {
+			params_for(&cl, ncpus_of(&cl, i), &p);
+			guest_header(&p);
+		}
 		for (k = 0; k < IOPA_CTL_NR_POLICIES; k++)
-			if (pol < 0 || k == pol)
-				one(i, k, &p, &o);
+			if (cl.pol < 0 || k == cl.pol)
+				one(i, k, &p, &cl.o);
 	}
 	return 0;
 }
