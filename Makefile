@@ -22,12 +22,14 @@
 #                        install, uninstall and dkms in scratch directories)
 #   make version         prints the package version (PACKAGE_VERSION in dkms.conf)
 #   make check           every check, host and QEMU guest (= .ci/run)
-#   make demo            tools/iopa-demo/demo.sh in a QEMU guest
+#   make demo            tools/iopa-demo/demo.sh in a QEMU guest (~2 min)
 #   make bench           benchmarks in QEMU guests (figures printed, not asserted):
 #                        dispatch rate; files on the SSD and HDD models, fixed
-#                        against adaptive limits -> bench/results/, bench/README.md
-#   make bench-quick     the file benchmark on 100 KB files, one run per mode
-#                        (< 10 min) -> build/bench-quick/
+#                        against adaptive limits, steps, tenants, CPU-bound jobs
+#                        (~70 min) -> bench/results/, bench/README.md
+#   make bench-quick     the file benchmark on 100 KB files, one step and one
+#                        tenants count per device, one run per mode
+#                        (~14 min) -> build/bench-quick/
 #   make check-debug     the selftests on a 6.12 kernel built with KASAN, lockdep,
 #                        kmemleak... (Documentation/iopa-hardening.rst)
 #   make fuzz            tools/fuzz/iopa-fuzz, 1,000,000 calls, on that kernel
@@ -228,7 +230,10 @@ check:
 	$(TOP)/tools/check/run-checks.sh
 
 # The demo runs in the 6.12 guest, so its module is built for that kernel
-# (build/kbuild/6.12), whatever KDIR is.
+# (build/kbuild/6.12), whatever KDIR is.  It runs at the module's default
+# settings and prints the adaptive runs' MB/s as a percentage of its best
+# fixed run's ("demo: adaptive pct_of_best_fixed=..."); DEMO_* variables
+# are not passed to the guest (edit demo.sh's defaults to change it).
 demo: tools
 	@if [ ! -f $(TOP)/tools/iopa-demo/demo.sh ]; then \
 		echo "demo: tools/iopa-demo/demo.sh does not exist yet" >&2; \
@@ -239,13 +244,16 @@ demo: tools
 		--timeout $${DEMO_TIMEOUT:-1800} $(TOP)/tools/iopa-demo/demo.sh
 
 # Figures are printed, not asserted: compare the ratios of one run.
-# `make bench`: the dispatch bench, then the file benchmark (issue 5) in
-# two more guests, ssd then hdd (tools/bench/files-bench.sh, about 35 min
-# on 2 cores); tools/bench/report.py turns the consoles (build/bench/*.log)
-# into bench/results/ (CSV, PNG) and bench/README.md and prints the
-# "bench cell" and "bench order" lines.  BENCH_* variables are passed to
-# the guest script (see its header); BENCH_NOTE="..." is a remark for the
-# README (e.g. what else loaded the machine).
+# `make bench`: the dispatch bench (~1.5 min), then the file benchmark
+# (issues 5 and 12) in two more guests, ssd (~34 min) then hdd (~32 min)
+# (tools/bench/files-bench.sh, whose header has the time budget; under 75
+# min in all on 2 cores), at the module's default settings;
+# tools/bench/report.py turns the consoles (build/bench/*.log) into
+# bench/results/ (CSV, PNG) and bench/README.md and prints the "bench
+# cell", "bench order", "bench step" and "bench tenants" lines.  BENCH_*
+# variables are passed to the guest script (see its header);
+# BENCH_NOTE="..." is a remark for the README (e.g. what else loaded the
+# machine); IOPA_BENCH_KO=PATH boots that module instead of building one.
 BENCH_LOGS := $(TOP)/build/bench
 QUICK_LOGS := $(TOP)/build/bench-quick
 PYTHON3 ?= /usr/bin/python3
@@ -279,8 +287,10 @@ bench-files:
 		$(if $(wildcard $(BENCH_LOGS)/dispatch.log),--dispatch-log $(BENCH_LOGS)/dispatch.log) \
 		$(BENCH_LOGS)/ssd.log $(BENCH_LOGS)/hdd.log
 
-# One file size (BENCH_QUICK_SIZE, default 100k) per device, one run per
-# mode: under 10 minutes; writes build/bench-quick/ only.
+# One file size (BENCH_SIZE, default 100k) per device, one run per mode,
+# the load step and 2 tenants on the ssd, the size step and 4 tenants on
+# the hdd: every kind of line for both devices in ~14 minutes (under 15;
+# budget in files-bench.sh); writes build/bench-quick/ only.
 bench-quick:
 	$(GUEST)/deps.sh build guest bench
 	$(MAKE) -C $(TOP)/tools/bench

@@ -1,19 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The file-processing benchmark of issue 5 (the IOPA paper's
-# microbenchmark): fixed limits against the adaptive policies, on one
-# device, with fio's best as the physical limit.  Runs INSIDE the QEMU
-# guest of `make bench` / `make bench-quick` (busybox sh), or as root on
-# a real Linux host with iopa loaded.
+# The file-processing benchmark (issues 5 and 12; the IOPA paper's
+# microbenchmark): fixed limits against the adaptive policies on one
+# device, at the module's default settings, with fio's best as the
+# physical limit, and scenarios that change under the controller's feet.
+# Runs INSIDE the QEMU guest of `make bench` / `make bench-quick` (busybox
+# sh), or as root on a real Linux host with iopa loaded.
 #
 #   files-bench.sh ssd|hdd [quick|full] [--dir DIR] [--fio-dev DEV]
 #
 # In the guest (no --dir) it builds the device itself:
-#   ssd  null_blk, memory-backed, completions by timer after
-#        BENCH_SSD_NSEC, BENCH_SSD_QD tags, BENCH_SSD_MBPS MiB/s: an SSD
-#        slowed down below the speed of the emulated CPUs (see
-#        BENCH_SSD_PARAMS below)
+#   ssd  null_blk, memory-backed, every request completing BENCH_SSD_NSEC
+#        (40 ms) after it was issued, BENCH_SSD_QD (16) tags, requests of up
+#        to 128 KiB: an SSD ~100 times slower than a real one, so that its
+#        knee is its tag depth (16 jobs in flight, for every file size) and
+#        the emulated CPUs are not the limit (400 requests/s; measured
+#        under TCG: 3.7, 36 and 49 MB/s for 10k, 100k and 1m files at 16
+#        in flight with the CPUs 20-30% busy; fio 50 MB/s).  No bandwidth
+#        throttle (null_blk's mbps re-arms an hrtimer that warned on a
+#        re-run)
 #   hdd  tools/hdd-model's iopa_hdd.ko (a 7200 rpm disk, its defaults) under
 #        its default I/O scheduler, mq-deadline
 # then mkfs.ext4 and mounts it on /mnt/bench.  With --dir DIR (a real
@@ -21,43 +27,146 @@
 # under test, creating the file sets there if they are not there yet;
 # with --fio-dev DEV (the block device holding DIR's file system: the
 # partition, as FIEMAP offsets are relative to it) fio reads DEV (read
-# only, O_DIRECT) for the physical limit, else fio and the competing-load
-# run are skipped.  IOPA_KO (default /iopa/kernel/iopa.ko) is loaded if
-# /dev/iopa is missing; BENCH_BIN (default: this script's directory) holds
-# iopa-bench-files and iopa-bench-mkset.  ssd|hdd then only names the
-# device in the results (hdd also runs the dispatch order comparison).
+# only, O_DIRECT) for the physical limit and makes the competing load,
+# else fio and the load scenario are skipped.  IOPA_KO (default
+# /iopa/kernel/iopa.ko) is loaded if /dev/iopa is missing; BENCH_BIN
+# (default: this script's directory) holds iopa-bench-files and
+# iopa-bench-mkset.  ssd|hdd then only names the device in the results
+# (hdd also runs the dispatch order comparison).
 #
-# What it runs, on each file size (10k, 100k, 1m = 10 KiB, 100 KiB,
-# 1 MiB; quick: BENCH_QUICK_SIZE only):
-#   fio      random reads of the file size over the region where the
-#            files lie, O_DIRECT, libaio at each of BENCH_FIO_QDS; the
-#            best is the physical limit
-#   cells    iopa-bench-files fixed:1..64, adapt:iopa, adapt:hillclimb,
-#            BENCH_RUNS runs each (interleaved: run 1 of every mode, then
-#            run 2...), page cache dropped before each, BENCH_SECS each
-#   order    (hdd) FIFO against SORTED dispatch (IOPA_IOC_SET_ORDER) at
-#            one fixed limit, the knee of the cell just measured: the
-#            smallest fixed limit whose mean is within 5% of the best
-#            fixed mean (BENCH_ORDER_LIMIT=N instead), BENCH_RUNS runs each
-#   compete  (the BENCH_QUICK_SIZE set) one run per adaptive policy of
-#            2 x BENCH_SECS, with a fio random-read load on the same
-#            region (libaio, BENCH_COMPETE_QD: the SSD's tag depth, 4 on
-#            the HDD) from halfway to the end
+# Every run: one submitter (per tenant) walks a file set in readdir
+# order, again and again until the run's time cap (iopa-bench-files -r;
+# each file's pages are dropped once its job is done, -d, so every pass
+# reads the device), at most BENCH_OUTSTANDING jobs submitted and not
+# reaped; BENCH_WORKERS workers per submitter read and checksum each
+# file; the page cache is dropped before each run.  Scenarios (the
+# BENCH_SCENARIOS words):
+#   cells    per file size of BENCH_SIZES: the fixed limits BENCH_FIXED,
+#            adapt:default (no SET_ADAPT: the module's default_policy) and
+#            the explicit policies BENCH_POLICIES, BENCH_RUNS runs
+#            interleaved (run 1 of every mode, then run 2, ...).  Run 1
+#            screens every fixed limit; runs 2.. repeat the BENCH_SCREEN
+#            best of run 1 (0: all) and adapt:default; the explicit
+#            policies run in the first BENCH_POLICY_RUNS runs.
+#            BENCH_MODES, if set, is instead the mode list of every run
+#   order    (hdd) per size of BENCH_ORDER_SIZES: FIFO against SORTED
+#            dispatch (IOPA_IOC_SET_ORDER) at one fixed limit, the knee of
+#            the cell: the smallest fixed limit whose mean is within 5% of
+#            the best fixed mean (BENCH_ORDER_LIMIT=N instead), BENCH_RUNS
+#            runs each, BENCH_ORDER_OUTSTANDING jobs queued (SORTED sorts
+#            what is pending)
+#   load     a load step: BENCH_STEP_SECS runs of BENCH_LOAD_MODES on the
+#            BENCH_SIZE set, with fio random reads (libaio, BENCH_COMPETE_QD:
+#            the SSD's tag depth, 4 on the HDD) on the same region from
+#            1/3 to 2/3 of the run
+#   size     a file-size step: BENCH_STEP_SECS runs of BENCH_SIZE_MODES,
+#            one submitter walking the BENCH_SWITCH_FROM set (10k) until
+#            half the run, then the BENCH_SWITCH_TO set (1m)
+#   tenants  per count N of BENCH_TENANTS: N processes, each with its own
+#            /dev/iopa context, submitter and workers, taking every N-th
+#            file of the BENCH_SIZE set; the last one starts
+#            BENCH_TENANT_JOIN seconds late (default a quarter of the run);
+#            BENCH_TENANT_SECS runs of BENCH_TENANT_MODES (every tenant in
+#            the same mode)
+#   cpu      CPU-bound jobs: the 64k set, read once beforehand and kept in
+#            the page cache, each job BENCH_CPU_PASSES more checksum
+#            passes over its data (the knee is the CPU count; no block
+#            I/O, so the controller measures jobs/s); a cell like the
+#            others with BENCH_CPU_FIXED and BENCH_CPU_RUNS runs
+# and first fio: random reads of each cell's file size over the region
+# where its files lie, O_DIRECT, libaio at each of BENCH_FIO_QDS for
+# BENCH_FIO_SECS; the best is the physical limit.
 #
-# The controller's cycles are shortened (BENCH_SYSFS, written to
-# /sys/class/misc/iopa/ and restored at the end) so that a run of seconds
-# holds tens of cycles; the settings are printed as BENCH-CONF.
+# The module runs at its DEFAULT settings: BENCH_SYSFS (default empty)
+# lists key=value settings to write to /sys/class/misc/iopa/ for the run
+# (restored at the end); every parameter is printed as BENCH-CONF either
+# way, with "sysfs_changed none" when nothing was written.
+#
+# Knobs and defaults (full / quick):
+#   BENCH_SECS 20             cell run length (s): start-up a fair share
+#   BENCH_RUNS 3 / 1          runs per cell mode
+#   BENCH_SIZES "10k 100k 1m" / BENCH_SIZE      cell file sizes
+#   BENCH_SIZE 100k           size of the load and tenants scenarios and
+#                             of the quick cell (BENCH_QUICK_SIZE: same)
+#   BENCH_FIXED "1 2 4 8 16 32 64" / "4 16 64"  cell fixed limits
+#   BENCH_SCREEN 3            fixed limits repeated after run 1
+#   BENCH_POLICIES            explicit policies: iopa hillclimb bracket
+#                             without the default one / iopa (hillclimb
+#                             if iopa is the default); a policy the module
+#                             refuses is skipped with a note
+#   BENCH_POLICY_RUNS 1       runs of the explicit policies
+#   BENCH_MODES               (unset) fixed mode list of every cell run
+#   BENCH_SCENARIOS           full: ssd "cells load size tenants cpu",
+#                             hdd "cells order load size tenants";
+#                             quick: ssd "cells load tenants", hdd
+#                             "cells order size tenants"
+#   BENCH_STEP_SECS 30        load and size step run length
+#   BENCH_LOAD_MODES "fixed:4 fixed:16 fixed:64 adapt:default" /
+#                    "fixed:16 fixed:64 adapt:default"
+#   BENCH_COMPETE_QD          fio's queue depth in the load step
+#   BENCH_SIZE_MODES "fixed:1 fixed:4 fixed:16 fixed:64 adapt:default" /
+#                    "fixed:1 fixed:16 adapt:default"
+#   BENCH_SWITCH_FROM 10k, BENCH_SWITCH_TO 1m   the size step's sets
+#   BENCH_TENANTS "2 4" / ssd "2", hdd "4"
+#   BENCH_TENANT_SECS 40 / 30, BENCH_TENANT_JOIN (a quarter of the run)
+#   BENCH_TENANT_MODES "fixed:4 fixed:16 adapt:default"
+#   BENCH_CPU_FIXED "1 2 4 16", BENCH_CPU_RUNS 2 / 1, BENCH_CPU_PASSES 256
+#   BENCH_ORDER_SIZES 10k / BENCH_SIZE, BENCH_ORDER_LIMIT (the knee),
+#   BENCH_ORDER_OUTSTANDING 4096
+#   BENCH_FIO_QDS "1 4 16 64", BENCH_FIO_SECS 2
+#   BENCH_WORKERS 64, BENCH_OUTSTANDING 256
+#   BENCH_SYSFS ""            controller settings to write (none)
+#   BENCH_TS adapt            time series of cell runs: adapt, all, none
+#                             (scenario runs always have theirs)
+#   BENCH_SSD_NSEC 40000000, BENCH_SSD_QD 16, BENCH_SSD_GB 1,
+#   BENCH_SSD_PARAMS (all of null_blk's parameters), BENCH_HDD_PARAMS
+#   BENCH_NFILES_<dev>_<size> files per set (see nfiles below)
+#
+# The fixed limits, chosen so that each scenario's best one is among
+# them: the SSD model's knee is 16 for every file size (its 16 tags); the
+# HDD model's is 4 for 10k and 100k files (flat beyond) and 1 for 1m
+# files (one stream at a time reads sequentially); 64 shows the far side
+# of the knee.  The full cells screen 1..64; the quick cell (100k) needs
+# 4, 16 and 64 (best: 16 on the SSD, 4-64 flat on the HDD).  Load step:
+# fio takes tags, so the best is at or past the knee (16, 64; full: 4
+# too).  Size step: 10k wants >= 4 (SSD 16), 1m wants 1 (HDD) or 16
+# (SSD): 1 and 16 (full: 4 and 64 too).  Tenants: n tenants share the
+# knee, 16/n each on the SSD: 4 (= 16/4) and 16 (past it for any n).
+# CPU-bound: the knee is the CPU count (2 vCPUs): 1, 2, 4, 16.
+#
+# Time budget (seconds).  A run costs its length plus ~1.5 s (dropping
+# the caches, starting 64 workers, stopping: 1-1.5 s measured under TCG
+# on 2 cores); boot, mkfs and the file sets ~50 s; fio 3.5 s a depth.
+#   full ssd:  setup 50 + fio 3 sizes x 4 depths x 3.5 = 42
+#              + cells 3 sizes x (run 1: 7 fixed + default + 2 policies,
+#                runs 2-3: 3 fixed + default: 18 runs) x 21.5 = 1161
+#              + cpu (7 + 4) x 21.5 = 237 + load 4 x 31.5 = 126
+#              + size 5 x 31.5 = 158 + tenants 2 counts x 3 x 41.5 = 249
+#              = ~2020 (34 min)
+#   full hdd:  the same without cpu, with order 10k 2 x 3 x 21.5 = 129
+#              = ~1915 (32 min)
+#   quick ssd: setup 35 + fio 4 x 3.5 = 14 + cell 100k (3 fixed + default
+#              + iopa) 5 x 21.5 = 108 + load 3 x 31.5 = 95 + tenants 2:
+#              3 x 31.5 = 95 = ~345 (6 min)
+#   quick hdd: setup 50 + fio 14 + cell 108 + order 2 x 21.5 = 43 + size
+#              3 x 31.5 = 95 + tenants 4: 95 = ~405 (7 min)
+# With the dispatch bench (~1.5 min), the host's builds and report.py
+# (~1 min), `make bench` takes ~68 min (< 75) and `make bench-quick`
+# ~14 min (< 15).  More runs, sizes or modes cost 21.5 s a run.
 #
 # Output on the console (the guest's only way out), parsed by report.py:
-#   BENCH-CONF  key=value...           settings
+#   BENCH-CONF  device= key=value...     settings
 #   BENCH-SET   device= size= files= bytes= span_lo= span_hi=
 #   BENCH-FIO   device= size= bs= qd= mbps= iops=
-#   BENCH-RUN   device= size= kind=cell|order|compete run= rid= mode= ...
-#   BENCH-TS    RID t_ms bytes files limit mode inflight pending
-#   BENCH-EVENT rid= t_ms= event=compete-start|compete-end fio_mbps=
+#   BENCH-RUN   device= size= kind=cell|order|cpu|load|size|tenants run=
+#               rid= mode= ... policy= cycles= [tenant= tenants= start_ms=
+#               group=]   (one line per tenant)
+#   BENCH-TS    RID t_ms bytes files limit mode inflight pending cycles
+#   BENCH-EVENT rid= t_ms= event=load-start|load-end|size-switch|join ...
 #   BENCH-DIR   rid= up_files= up_secs= down_files= down_secs= reversals=
 #               (order runs: fetches by direction of the dispatch sweep)
-#   bench ...   progress for people (never "bench cell"/"bench order")
+#   bench ...   progress for people (never "bench cell"/"bench order"/
+#               "bench step"/"bench tenants")
 set -u
 
 KIND=${1:-}
@@ -86,66 +195,97 @@ IOPA_KO=${IOPA_KO:-/iopa/kernel/iopa.ko}
 HDD_KO=${HDD_KO:-/iopa/tools/hdd-model/iopa_hdd.ko}
 SYS=/sys/class/misc/iopa
 
+SIZE=${BENCH_SIZE:-${BENCH_QUICK_SIZE:-100k}}
+SECS=${BENCH_SECS:-20}
+STEP_SECS=${BENCH_STEP_SECS:-30}
+FIO_SECS=${BENCH_FIO_SECS:-2}
+FIO_QDS=${BENCH_FIO_QDS:-"1 4 16 64"}
+WORKERS=${BENCH_WORKERS:-64}
+OUTSTANDING=${BENCH_OUTSTANDING:-256}
+ORDER_OUT=${BENCH_ORDER_OUTSTANDING:-4096}
+SCREEN=${BENCH_SCREEN:-3}
+POLICY_RUNS=${BENCH_POLICY_RUNS:-1}
+SWITCH_FROM=${BENCH_SWITCH_FROM:-10k}
+SWITCH_TO=${BENCH_SWITCH_TO:-1m}
+TENANT_MODES=${BENCH_TENANT_MODES:-"fixed:4 fixed:16 adapt:default"}
+CPU_FIXED=${BENCH_CPU_FIXED:-"1 2 4 16"}
+CPU_PASSES=${BENCH_CPU_PASSES:-256}
+CPU_SIZE=64k
 if [ "$LEVEL" = quick ]; then
 	RUNS=${BENCH_RUNS:-1}
-	SIZES=${BENCH_SIZES:-${BENCH_QUICK_SIZE:-100k}}
-	FIO_QDS=${BENCH_FIO_QDS:-"1 4 16 64"}
+	SIZES=${BENCH_SIZES:-$SIZE}
+	FIXED=${BENCH_FIXED:-"4 16 64"}
+	LOAD_MODES=${BENCH_LOAD_MODES:-"fixed:16 fixed:64 adapt:default"}
+	SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:16 adapt:default"}
+	TENANT_SECS=${BENCH_TENANT_SECS:-30}
+	CPU_RUNS=${BENCH_CPU_RUNS:-1}
+	ORDER_SIZES=${BENCH_ORDER_SIZES:-$SIZE}
+	case "$KIND" in
+	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load tenants"}
+		TENANTS=${BENCH_TENANTS:-2} ;;
+	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order size tenants"}
+		TENANTS=${BENCH_TENANTS:-4} ;;
+	esac
 else
 	RUNS=${BENCH_RUNS:-3}
 	SIZES=${BENCH_SIZES:-"10k 100k 1m"}
-	FIO_QDS=${BENCH_FIO_QDS:-"1 2 4 8 16 32 64"}
+	FIXED=${BENCH_FIXED:-"1 2 4 8 16 32 64"}
+	LOAD_MODES=${BENCH_LOAD_MODES:-"fixed:4 fixed:16 fixed:64 adapt:default"}
+	SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:4 fixed:16 fixed:64 adapt:default"}
+	TENANT_SECS=${BENCH_TENANT_SECS:-40}
+	CPU_RUNS=${BENCH_CPU_RUNS:-2}
+	ORDER_SIZES=${BENCH_ORDER_SIZES:-10k}
+	TENANTS=${BENCH_TENANTS:-"2 4"}
+	case "$KIND" in
+	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load size tenants cpu"} ;;
+	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order load size tenants"} ;;
+	esac
 fi
-QSIZE=${BENCH_QUICK_SIZE:-100k}
-SECS=${BENCH_SECS:-8}
-FIO_SECS=${BENCH_FIO_SECS:-2}
-WORKERS=${BENCH_WORKERS:-64}
-MODES=${BENCH_MODES:-"fixed:1 fixed:2 fixed:4 fixed:8 fixed:16 fixed:32 fixed:64 adapt:iopa adapt:hillclimb"}
-# Time series on the console: adaptive runs (adapt), all runs, or none.
+TENANT_JOIN=${BENCH_TENANT_JOIN:-$((TENANT_SECS / 4))}
+# Time series on the console for cell runs: adaptive (adapt), all, none.
 TS=${BENCH_TS:-adapt}
-# The controller's cycles, a fifth of the defaults (500/1000/6000 ms);
-# max_limit as high as the highest fixed limit (the default, 4 x CPUs,
-# is 8 in a 2-vCPU guest).  Everything else at the module's defaults.
-# BENCH_SYSFS="" (set and empty) writes nothing.
-SYSFS=${BENCH_SYSFS-"fast_cycle_ms=100 normal_cycle_ms=200 hold_cycle_ms=1200 max_limit=64"}
-# ssd: every request completes BENCH_SSD_NSEC after it was issued, at
-# most BENCH_SSD_QD at once (1 hardware queue: the SSD's internal
-# parallelism), at most BENCH_SSD_MBPS MiB/s (null_blk's token bucket,
-# refilled every 20 ms): an SSD slowed down ~100 times, so that the
-# emulated CPUs are not the bottleneck (buffered reads and the checksum
-# top out near 55 MB/s on the 2 TCG vCPUs).  Measured: 10k and 100k
-# files peak at 16 files in flight, 1m at 8.
+# The module's parameters stay as they are unless BENCH_SYSFS says.
+SYSFS=${BENCH_SYSFS:-}
+# ssd: 40 ms per request, 16 tags, one hardware queue, requests up to
+# 128 KiB (max_sectors=256: the default, 255 sectors, splits every
+# 128 KiB readahead into 127 + 1 KiB requests, halving the 1m files'
+# throughput), memory-backed (BENCH_SSD_GB of guest RAM at most).
 SSD_NSEC=${BENCH_SSD_NSEC:-40000000}
 SSD_QD=${BENCH_SSD_QD:-16}
-SSD_MBPS=${BENCH_SSD_MBPS:-30}
-SSD_PARAMS=${BENCH_SSD_PARAMS:-"queue_mode=2 irqmode=2 completion_nsec=$SSD_NSEC hw_queue_depth=$SSD_QD submit_queues=1 memory_backed=1 gb=1 mbps=$SSD_MBPS"}
+SSD_GB=${BENCH_SSD_GB:-1}
+SSD_PARAMS=${BENCH_SSD_PARAMS:-"queue_mode=2 irqmode=2 completion_nsec=$SSD_NSEC hw_queue_depth=$SSD_QD submit_queues=1 memory_backed=1 gb=$SSD_GB max_sectors=256"}
 HDD_PARAMS=${BENCH_HDD_PARAMS:-}
-# Files per set, per device and size (BENCH_NFILES_<dev>_<size>): enough
-# that the fastest run does not finish them in BENCH_SECS.
+# Files per set, per device and size (BENCH_NFILES_<dev>_<size>).  Runs
+# repeat their set, so a set only has to be large enough that the
+# in-flight jobs are a small part of it and that its region on the
+# device is not trivially small (the 10k set on the HDD: SORTED needs a
+# few thousand files to sort).
 nfiles() {
 	eval "v=\${BENCH_NFILES_${KIND}_$1:-}"
 	if [ -n "$v" ]; then echo "$v"; return; fi
 	case "$KIND-$1" in
-	ssd-10k) echo 4000 ;;
-	ssd-100k) echo 5000 ;;
-	ssd-1m) echo 260 ;;
-	hdd-10k) echo 5000 ;;
-	hdd-100k) echo 3000 ;;
-	hdd-1m) echo 350 ;;
+	*-10k) echo 4000 ;;
+	ssd-100k) echo 2000 ;;
+	hdd-100k) echo 1500 ;;
+	*-1m) echo 200 ;;
+	*-64k) echo 500 ;;
 	*) echo 1000 ;;
 	esac
 }
 bytes_of() {
 	case "$1" in
-	10k) echo 10K ;; 100k) echo 100K ;; 1m) echo 1M ;;
+	10k) echo 10K ;; 64k) echo 64K ;; 100k) echo 100K ;; 1m) echo 1M ;;
 	*) echo "$1" ;;
 	esac
 }
 bs_of() {
 	case "$1" in
-	10k) echo 10240 ;; 100k) echo 102400 ;; 1m) echo 1048576 ;;
+	10k) echo 10240 ;; 64k) echo 65536 ;; 100k) echo 102400 ;;
+	1m) echo 1048576 ;;
 	*) echo "$1" ;;
 	esac
 }
+has() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 say() { echo "bench $KIND: $*"; }
 # The controller's sysfs parameters as they were, restored on the way out.
@@ -166,6 +306,15 @@ if [ ! -x "$FILES" ] || [ ! -x "$MKSET" ]; then
 	fail "no $FILES or $MKSET (make -C tools/bench)"
 fi
 command -v fio >/dev/null 2>&1 || { [ -z "$DIR" ] && fail "no fio"; }
+for w in $SCENARIOS; do
+	case "$w" in
+	cells|order|load|size|tenants|cpu) ;;
+	*) fail "BENCH_SCENARIOS: unknown scenario '$w' (cells order load size tenants cpu)" ;;
+	esac
+done
+if has order && ! has cells && [ -z "${BENCH_ORDER_LIMIT:-}" ]; then
+	fail "the order scenario needs the cells (for the knee) or BENCH_ORDER_LIMIT"
+fi
 
 tmp=$(mktemp -d /tmp/files-bench.XXXXXX) || fail "mktemp"
 RES=$tmp/results
@@ -181,10 +330,13 @@ for kv in $SYSFS; do
 	echo "${kv#*=}" >"$SYS/$k" || fail "cannot write $kv to $SYS/$k"
 done
 params=
-for f in increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms \
-	hold_cycle_ms history init_limit fast_cap max_limit default_policy; do
-	[ -f "$SYS/$f" ] && params="$params $f=$(cat "$SYS/$f")"
+for f in "$SYS"/*; do
+	n=${f##*/}
+	case "$n" in uevent|dev) continue ;; esac
+	if [ ! -f "$f" ] || [ ! -r "$f" ]; then continue; fi
+	params="$params $n=$(tr ' ' , <"$f")"
 done
+DEFAULT_POLICY=$(cat "$SYS/default_policy" 2>/dev/null || echo unknown)
 
 # --- the device ---------------------------------------------------------
 MNT=
@@ -237,16 +389,51 @@ ssd) devdesc="null_blk $SSD_PARAMS" ;;
 hdd) devdesc="iopa_hdd ${HDD_PARAMS:-defaults}" ;;
 esac
 [ -n "$MNT" ] || devdesc="host dir=$DIR fio_dev=${FIODEV:-none}"
-echo "BENCH-CONF device=$KIND level=$LEVEL vcpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) kernel=$(uname -r) secs=$SECS runs=$RUNS workers=$WORKERS fio_secs=$FIO_SECS sizes=$(echo "$SIZES" | tr ' ' ,) fio_qds=$(echo "$FIO_QDS" | tr ' ' ,)"
+
+# Explicit policies: those the module takes (iopa-bench-files -k).
+if [ -n "${BENCH_POLICIES+set}" ]; then
+	want=$BENCH_POLICIES
+elif [ "$LEVEL" = quick ]; then
+	want=iopa
+	[ "$DEFAULT_POLICY" != iopa ] || want=hillclimb
+else
+	want=
+	for p in iopa hillclimb bracket; do
+		[ "$p" = "$DEFAULT_POLICY" ] || want="$want $p"
+	done
+fi
+POLICIES=
+for p in $want; do
+	if "$FILES" -k -m "adapt:$p" "$DIR" >/dev/null 2>"$tmp/err"; then
+		POLICIES="$POLICIES $p"
+	else
+		say "note: policy $p skipped: $(cat "$tmp/err")"
+	fi
+done
+POLICIES=${POLICIES# }
+
+list() { echo "$*" | tr -s ' ' , | sed 's/^,//; s/,$//'; }
+echo "BENCH-CONF device=$KIND level=$LEVEL vcpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) kernel=$(uname -r) secs=$SECS runs=$RUNS workers=$WORKERS outstanding=$OUTSTANDING fio_secs=$FIO_SECS sizes=$(list "$SIZES") fio_qds=$(list "$FIO_QDS")"
+echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES scenario_size=$SIZE"
 echo "BENCH-CONF device=$KIND dev=$devdesc"
 echo "BENCH-CONF device=$KIND queue $qinfo"
 echo "BENCH-CONF device=$KIND sysfs$params"
-echo "BENCH-CONF device=$KIND sysfs_changed $SYSFS"
-say "controller cycles shortened for runs of ${SECS}s: $SYSFS (module defaults: fast_cycle_ms=500 normal_cycle_ms=1000 hold_cycle_ms=6000 max_limit=4xCPUs)"
+echo "BENCH-CONF device=$KIND sysfs_changed ${SYSFS:-none}"
+if [ -n "$SYSFS" ]; then
+	say "controller parameters changed for this run: $SYSFS"
+else
+	say "controller parameters: the module's defaults (none changed; default_policy=$DEFAULT_POLICY)"
+fi
 
 # --- file sets ----------------------------------------------------------
+need=
+has cells && need="$need $SIZES"
+{ has load || has tenants; } && need="$need $SIZE"
+has size && need="$need $SWITCH_FROM $SWITCH_TO"
+[ "$KIND" != hdd ] || ! has order || need="$need $ORDER_SIZES"
+has cpu && need="$need $CPU_SIZE"
 made=
-for s in $SIZES $QSIZE; do
+for s in $need; do
 	case " $made " in *" $s "*) continue ;; esac
 	made="$made $s"
 	set_dir=$DIR/set-$s
@@ -279,7 +466,7 @@ fio_args() {
 }
 
 # --- fio: the physical limit --------------------------------------------
-if [ -n "$FIODEV" ]; then
+if [ -n "$FIODEV" ] && has cells; then
 	for s in $SIZES; do
 		best=0
 		for qd in $FIO_QDS; do
@@ -297,40 +484,56 @@ if [ -n "$FIODEV" ]; then
 		done
 		say "fio size=$s best=${best} MB/s over qd $FIO_QDS"
 	done
-else
+elif [ -z "$FIODEV" ]; then
 	say "no --fio-dev: fio characterisation skipped"
 fi
 
 # --- runs -----------------------------------------------------------------
-# run SIZE KIND RUN MODE ORDER [SECS]: one iopa-bench-files run, after
-# dropping the page cache (unless NODROP=1); its line goes to the console
-# and to $RES.
-rid_of() { echo "$KIND.$1.$2.$(echo "$4" | tr : -).$5.$3"; }
+# run SIZE KIND N MODE ORDER SECS ARGS...: one iopa-bench-files run (ARGS:
+# more options, then the set's directory), after dropping the page cache
+# (unless NODROP=1); its lines (one per tenant) go to the console and to
+# $RES.  RIDKIND (default KIND) names the kind in the run's id.
+rid_of() { echo "$KIND.$1.${RIDKIND:-$2}.$(echo "$4" | tr : -).$5.$3"; }
 run() {
-	size=$1 kind=$2 n=$3 mode=$4 order=$5 secs=${6:-$SECS}
+	size=$1 kind=$2 n=$3 mode=$4 order=$5 secs=$6
 	rid=$(rid_of "$@")
+	shift 6
 	series=
-	case "$TS:$mode:$kind" in
-	all:*|adapt:adapt*|*:compete) series=$tmp/ts ;;
+	case "$kind:$TS:$mode" in
+	cell:all:*|cell:adapt:adapt*|order:all:*|cpu:all:*|cpu:adapt:adapt*) series=$tmp/ts ;;
+	cell:*|order:*|cpu:*) ;;
+	*) series=$tmp/ts ;;	# scenarios: always
 	esac
 	# Order runs log each fetched job's first block (FIBMAP), to see
 	# which way the dispatch sweeps.
 	dlog=
 	[ "$kind" != order ] || dlog=$tmp/dlog
 	[ "${NODROP:-0}" = 1 ] || drop
+	rm -f "$tmp"/ts "$tmp"/ts.*
 	out=$("$FILES" -m "$mode" -o "$order" -w "$WORKERS" -t "$secs" \
 		${series:+-s "$series" -p BENCH-TS} ${dlog:+-D "$dlog"} \
-		-l "$rid" "$DIR/set-$size") ||
-		fail "iopa-bench-files $mode $order on set-$size"
-	line="BENCH-RUN device=$KIND size=$size kind=$kind run=$n rid=$rid ${out#files }"
-	echo "$line"
-	echo "$line" >>"$RES"
-	case "$out" in
-	*stopped=done*) say "note: $rid read the whole set before ${secs}s (its MB/s is over its shorter time; BENCH_NFILES_${KIND}_$size makes the set larger)" ;;
-	esac
+		-l "$rid" "$@") ||
+		fail "iopa-bench-files $mode $order $*"
+	echo "$out" | while read -r w rest; do
+		[ "$w" = files ] || continue
+		t=$(echo " $rest" | sed -n 's/.* tenant=\([0-9]*\).*/\1/p')
+		if [ -n "$t" ]; then
+			line="BENCH-RUN device=$KIND size=$size kind=$kind run=$n rid=$rid.t$t group=$rid $rest"
+		else
+			line="BENCH-RUN device=$KIND size=$size kind=$kind run=$n rid=$rid $rest"
+		fi
+		echo "$line"
+		echo "$line" >>"$RES"
+	done
 	if [ -n "$series" ]; then
-		grep -v '^#' "$series" | sed "s/^BENCH-TS /BENCH-TS $rid /"
-		rm -f "$series"
+		if [ -f "$series" ]; then
+			grep -v '^#' "$series" | sed "s/^BENCH-TS /BENCH-TS $rid /"
+		fi
+		for f in "$series".*; do
+			[ -f "$f" ] || continue
+			grep -v '^#' "$f" | sed "s/^BENCH-TS /BENCH-TS $rid.t${f##*.} /"
+		done
+		rm -f "$series" "$series".*
 	fi
 	if [ -n "$dlog" ]; then
 		# Fetches until the cap, each counted in the direction of its
@@ -367,82 +570,173 @@ mean_of() {
 		END { if (n) printf "%.2f", t / n; else print "nan" }' "$RES"
 }
 
-for s in $SIZES; do
-	i=1
-	while [ $i -le "$RUNS" ]; do
-		for m in $MODES; do
-			run "$s" cell $i "$m" fifo
+# screened SIZE KIND: the BENCH_SCREEN fixed modes of run 1 with the most
+# MB/s (all of them if BENCH_SCREEN is 0).
+screened() {
+	awk -v s="$1" -v k="$2" '
+		index($0, " size=" s " ") && index($0, " kind=" k " ") &&
+		index($0, " run=1 ") && index($0, " mode=fixed:") {
+			m = v = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^mode=/) m = substr($i, 6)
+				if ($i ~ /^mbps=/) v = substr($i, 6)
+			}
+			print v, m
+		}' "$RES" | sort -rn | awk -v n="$SCREEN" 'n == 0 || NR <= n { print $2 }' |
+		sort -t: -k2 -n | tr '\n' ' '
+}
+
+# cell SIZE KIND FIXED RUNS ARGS...: the fixed limits FIXED, adapt:default
+# and the explicit policies, RUNS runs interleaved (see the header).
+cell() {
+	csize=$1 ckind=$2 cfixed=$3 cruns=$4
+	shift 4
+	ci=1
+	while [ $ci -le "$cruns" ]; do
+		if [ -n "${BENCH_MODES:-}" ] && [ "$ckind" = cell ]; then
+			modes=$BENCH_MODES
+		else
+			if [ $ci = 1 ]; then
+				modes=
+				for l in $cfixed; do modes="$modes fixed:$l"; done
+			else
+				modes=$(screened "$csize" "$ckind")
+			fi
+			modes="$modes adapt:default"
+			if [ $ci -le "$POLICY_RUNS" ]; then
+				for p in $POLICIES; do modes="$modes adapt:$p"; done
+			fi
+		fi
+		for m in $modes; do
+			run "$csize" "$ckind" $ci "$m" fifo "$SECS" "$@"
 		done
-		i=$((i + 1))
+		ci=$((ci + 1))
 	done
 	summary=
-	best_v=0 fixed=
-	for m in $MODES; do
-		v=$(mean_of "$s" cell "$m" fifo)
-		summary="$summary ${m#adapt:}=$v"
-		case "$m" in
-		fixed:*)
-			fixed="$fixed ${m#fixed:}=$v"
-			if awk -v a="$v" -v b="$best_v" 'BEGIN { exit !(a > b) }'; then
-				best_v=$v
-			fi ;;
-		esac
+	for m in $(awk -v s="$csize" -v k="$ckind" '
+		index($0, " size=" s " ") && index($0, " kind=" k " ") {
+			for (i = 1; i <= NF; i++) if ($i ~ /^mode=/) print substr($i, 6)
+		}' "$RES" | sort -t: -k1,1 -k2n | uniq); do
+		summary="$summary ${m#adapt:}=$(mean_of "$csize" "$ckind" "$m" fifo)"
 	done
-	say "size=$s MB/s (mean of $RUNS):$summary"
+	say "$ckind size=$csize MB/s (means; runs 2.. repeat the $SCREEN best fixed of run 1):$summary"
+}
 
-	if [ "$KIND" = hdd ]; then
+COMMON="-r -d -q $OUTSTANDING"
+
+# --- cells (and the dispatch order on the HDD) ---------------------------
+if has cells; then
+	for s in $SIZES; do
+		# shellcheck disable=SC2086
+		cell "$s" cell "$FIXED" "$RUNS" $COMMON "$DIR/set-$s"
+	done
+fi
+if [ "$KIND" = hdd ] && has order; then
+	for s in $ORDER_SIZES; do
 		# Dispatch order at the knee: the smallest fixed limit within 5%
-		# of the best fixed mean just measured.
-		knee=$(echo "$fixed" | tr ' ' '\n' | awk -F= -v b="$best_v" '
-			NF == 2 && $2 >= 0.95 * b && (k == "" || $1 + 0 < k + 0) { k = $1 }
-			END { print (k == "") ? 1 : k }')
+		# of the best fixed mean of the cell.
+		knee=$(awk -v s="$s" '
+			index($0, " size=" s " ") && index($0, " kind=cell ") {
+				for (i = 1; i <= NF; i++) if ($i ~ /^mode=fixed:/) print substr($i, 6)
+			}' "$RES" | sort -u | while read -r m; do
+				echo "${m#fixed:} $(mean_of "$s" cell "$m" fifo)"
+			done | awk '
+			{ l[NR] = $1; v[NR] = $2; if ($2 > b) b = $2 }
+			END {
+				for (i = 1; i <= NR; i++)
+					if (v[i] >= 0.95 * b && (k == "" || l[i] + 0 < k + 0)) k = l[i]
+				print (k == "") ? 1 : k
+			}')
 		lim=${BENCH_ORDER_LIMIT:-$knee}
 		if [ -n "${BENCH_ORDER_LIMIT:-}" ]; then from="env"; else from="knee"; fi
 		echo "BENCH-CONF device=$KIND order_size=$s order_limit=$lim order_limit_from=$from"
 		i=1
 		while [ $i -le "$RUNS" ]; do
-			run "$s" order $i "fixed:$lim" fifo
-			run "$s" order $i "fixed:$lim" sorted
+			for o in fifo sorted; do
+				run "$s" order $i "fixed:$lim" $o "$SECS" -r -d \
+					-q "$ORDER_OUT" "$DIR/set-$s"
+			done
 			i=$((i + 1))
 		done
 		say "order size=$s limit=$lim fifo=$(mean_of "$s" order "fixed:$lim" fifo) sorted=$(mean_of "$s" order "fixed:$lim" sorted) MB/s"
-	fi
-done
+	done
+fi
 
-# --- competing load -------------------------------------------------------
-compete() {
-	mode=$1
-	half=$SECS
-	total=$((2 * SECS))
-	rid=$(rid_of "$QSIZE" compete 1 "$mode" fifo)
+# --- CPU-bound jobs ---------------------------------------------------------
+if has cpu; then
+	# Read the set once: from now on its jobs find it in the page cache
+	# (nothing drops it: NODROP, and no -d).
+	drop
+	find "$DIR/set-$CPU_SIZE" -type f -exec cat {} + >/dev/null ||
+		fail "reading set-$CPU_SIZE"
+	NODROP=1
+	cell "$CPU_SIZE" cpu "$CPU_FIXED" "$CPU_RUNS" -r -q "$OUTSTANDING" \
+		-c "$CPU_PASSES" "$DIR/set-$CPU_SIZE"
+	NODROP=0
+fi
+
+# --- a load step: fio from 1/3 to 2/3 of the run -----------------------------
+if has load && [ -n "$FIODEV" ]; then
+	a=$((STEP_SECS / 3))
 	case "$KIND" in
 	ssd) cqd=${BENCH_COMPETE_QD:-$SSD_QD} ;;
 	*) cqd=${BENCH_COMPETE_QD:-4} ;;
 	esac
-	drop
-	# fio takes a second or two to start under TCG: it starts now and
-	# waits (--startdelay) until halfway, so its I/O begins on time.
-	(
-		# shellcheck disable=SC2046
-		o=$(fio --name=compete $(fio_args "$QSIZE") --iodepth="$cqd" \
-			--startdelay="$half" --time_based --runtime="$half" \
-			--minimal 2>&1)
-		echo "BENCH-EVENT rid=$rid t_ms=$((2 * half * 1000)) event=compete-end qd=$cqd fio_mbps=$(echo "$o" | awk -F';' 'NF > 8 { printf "%.3f", $7 * 1024 / 1e6 }')"
-	) &
-	cpid=$!
-	echo "BENCH-EVENT rid=$rid t_ms=$((half * 1000)) event=compete-start qd=$cqd"
-	NODROP=1
-	run "$QSIZE" compete 1 "$mode" fifo "$total"
-	NODROP=0
-	wait "$cpid"
-}
-if [ -n "$FIODEV" ]; then
-	for m in adapt:hillclimb adapt:iopa; do
-		compete "$m"
+	for m in $LOAD_MODES; do
+		rid=$(rid_of "$SIZE" load 1 "$m" fifo)
+		drop
+		# fio takes a second or two to start under TCG: it starts now
+		# and waits (--startdelay) until the mark.
+		(
+			# shellcheck disable=SC2046
+			o=$(fio --name=load $(fio_args "$SIZE") --iodepth="$cqd" \
+				--startdelay="$a" --time_based --runtime="$a" \
+				--minimal 2>&1)
+			echo "BENCH-EVENT rid=$rid t_ms=$((2 * a * 1000)) event=load-end qd=$cqd fio_mbps=$(echo "$o" | awk -F';' 'NF > 8 { printf "%.3f", $7 * 1024 / 1e6 }')"
+		) &
+		cpid=$!
+		echo "BENCH-EVENT rid=$rid t_ms=$((a * 1000)) event=load-start qd=$cqd"
+		NODROP=1
+		# shellcheck disable=SC2086
+		run "$SIZE" load 1 "$m" fifo "$STEP_SECS" $COMMON "$DIR/set-$SIZE"
+		NODROP=0
+		wait "$cpid"
 	done
-	say "compete done (fio qd ${BENCH_COMPETE_QD:-default} from ${SECS}s of $((2 * SECS))s)"
-else
-	say "no --fio-dev: competing-load run skipped"
+	say "load step done (fio qd $cqd from ${a}s to $((2 * a))s of ${STEP_SECS}s): $(for m in $LOAD_MODES; do printf ' %s=%s' "${m#adapt:}" "$(mean_of "$SIZE" load "$m" fifo)"; done)"
+elif has load; then
+	say "no --fio-dev: load step skipped"
+fi
+
+# --- a file-size step: SWITCH_FROM files, then SWITCH_TO files --------------
+if has size; then
+	half=$((STEP_SECS / 2))
+	ssz=$SWITCH_FROM-$SWITCH_TO
+	for m in $SIZE_MODES; do
+		rid=$(rid_of "$ssz" size 1 "$m" fifo)
+		echo "BENCH-EVENT rid=$rid t_ms=$((half * 1000)) event=size-switch from=$SWITCH_FROM to=$SWITCH_TO"
+		# shellcheck disable=SC2086
+		run "$ssz" size 1 "$m" fifo "$STEP_SECS" $COMMON \
+			-T "$half:$DIR/set-$SWITCH_TO" "$DIR/set-$SWITCH_FROM"
+	done
+	say "size step done ($SWITCH_FROM files, then $SWITCH_TO from ${half}s of ${STEP_SECS}s): $(for m in $SIZE_MODES; do printf ' %s=%s' "${m#adapt:}" "$(mean_of "$ssz" size "$m" fifo)"; done)"
+fi
+
+# --- tenants ------------------------------------------------------------------
+if has tenants; then
+	for nt in $TENANTS; do
+		for m in $TENANT_MODES; do
+			RIDKIND=tenants$nt
+			rid=$(rid_of "$SIZE" tenants 1 "$m" fifo)
+			echo "BENCH-EVENT rid=$rid t_ms=$((TENANT_JOIN * 1000)) event=join tenant=$((nt - 1)) tenants=$nt"
+			# shellcheck disable=SC2086
+			run "$SIZE" tenants 1 "$m" fifo "$TENANT_SECS" $COMMON \
+				-n "$nt" -j "$TENANT_JOIN" "$DIR/set-$SIZE"
+			RIDKIND=
+			say "tenants n=$nt $m: total $(awk -v g="group=$rid " '
+				index($0 " ", g) { for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) b += substr($i, 7) }
+				END { printf "%.2f", b / 1e6 / '"$TENANT_SECS"' }' "$RES") MB/s"
+		done
+	done
 fi
 
 # --- done -------------------------------------------------------------------

@@ -5,7 +5,9 @@
  *
  *   iopa-bench-files [-m MODE] [-o ORDER] [-w WORKERS] [-t SECS]
  *                    [-q OUTSTANDING] [-b BATCH] [-i MS] [-s FILE]
- *                    [-p PREFIX] [-l LABEL] DIR
+ *                    [-p PREFIX] [-l LABEL] [-D FILE] [-r] [-d]
+ *                    [-c PASSES] [-T SECS:DIR2] [-n TENANTS [-j SECS]]
+ *                    [-k] DIR
  *
  * One submitter walks DIR (recursively, in readdir order: on ext4 with
  * dir_index that is hash order, unrelated to where the files lie), opens
@@ -17,9 +19,10 @@
  * checksum it, close the job's fd and COMPLETE_AND_FETCH.
  *
  *   -m fixed:N         IOPA_IOC_SET_LIMIT N (pinned)
- *   -m adapt:iopa      SET_LIMIT 0 + SET_ADAPT IOPA_POLICY_IOPA
- *   -m adapt:hillclimb SET_LIMIT 0 + SET_ADAPT IOPA_POLICY_HILLCLIMB
- *                      (default)
+ *   -m adapt:default   SET_LIMIT 0 and no SET_ADAPT: the policy is the
+ *                      module's default_policy (sysfs) (the default mode)
+ *   -m adapt:POLICY    SET_LIMIT 0 + SET_ADAPT POLICY: iopa (1),
+ *                      hillclimb (2), bracket (3) or a number
  *   -o fifo|sorted     IOPA_IOC_SET_ORDER, before the first submission
  *                      (default fifo; sorted needs IOPA_FEAT_ORDER)
  *   -w WORKERS         worker threads (default 64)
@@ -30,28 +33,55 @@
  *   -q OUTSTANDING     most jobs submitted and not reaped (default 4096)
  *   -b BATCH           jobs per SUBMIT (default 64)
  *   -i MS              sampling interval (default 100)
- *   -s FILE            write the time series to FILE ("-": stdout)
+ *   -s FILE            write the time series to FILE ("-": stdout; with
+ *                      -n, tenant K writes FILE.K)
  *   -p PREFIX          first word of each time-series line (default "ts")
  *   -l LABEL           added to the summary as label=LABEL
  *   -D FILE            write, per fetched job in fetch order, "t_us job_id
  *                      worker block" (block: FIBMAP of the file's first
  *                      block, -1 if refused; needs CAP_SYS_RAWIO): to check
  *                      the dispatch order
+ *   -r                 repeat: walk DIR again each time the walk ends,
+ *                      until the time cap (needs -t)
+ *   -d                 drop each file's pages from the page cache when its
+ *                      job is done (POSIX_FADV_DONTNEED), so that a repeated
+ *                      walk reads the device again
+ *   -c PASSES          CPU-bound jobs: PASSES more checksum passes over
+ *                      each chunk read (on cached files: the CPUs, not the
+ *                      device, are the limit)
+ *   -T SECS:DIR2       switch: from SECS seconds on, walk DIR2 instead of
+ *                      DIR (jobs already submitted still run; -q bounds
+ *                      them); with -r each is repeated until then,
+ *                      without -r DIR2 starts early if DIR ends early
+ *   -n TENANTS         TENANTS processes, each with its own /dev/iopa
+ *                      context, submitter and WORKERS workers, in the same
+ *                      MODE; tenant K takes the files K, K + TENANTS, ...
+ *                      of each walk; one time base and cap for all
+ *   -j SECS            with -n: the last tenant starts (opens /dev/iopa)
+ *                      SECS seconds after the others
+ *   -k                 only check that the module takes MODE (creates the
+ *                      submitter, sets the limit and policy) and exit: 0
+ *                      if it does, 1 with a message if not
  *
- * Output, one line on stdout:
+ * Output, one line on stdout per tenant:
  *
  *   files mode=M order=O workers=W files=N bytes=B secs=S mbps=X
  *         limit_final=L limit_mean=L limit_min=L limit_max=L stopped=done|cap
- *         [label=LABEL]
+ *         policy=P cycles=C [passes=N] [switch_ms=T]
+ *         [tenant=K tenants=N start_ms=T] [label=LABEL]
  *
- * (MB = 10^6 bytes; secs up to the last completion, or the cap; the limit
- * from IOPA_IOC_GET_STATE at each sample, its mean over the samples.)  The
- * time series has one line per sample after a "# PREFIX columns" line:
+ * (MB = 10^6 bytes; secs from the tenant's start to the last completion,
+ * or the cap; the limit from IOPA_IOC_GET_STATE at each sample, its mean
+ * over the samples; policy and cycles from the last GET_STATE: the
+ * submitter's policy by name, "policyN" if unknown, and its controller
+ * cycles.)  The time series has one line per sample after a
+ * "# PREFIX columns" line:
  *
- *   PREFIX t_ms bytes files limit mode inflight pending
+ *   PREFIX t_ms bytes files limit mode inflight pending cycles
  *
- * cumulative bytes and files done at t_ms after the start; mode as
- * IOPA_MODE_* names.  Exit status 0, or 1 with a message on stderr.
+ * cumulative bytes and files done at t_ms after the start (of the first
+ * tenants, with -n); mode as IOPA_MODE_* names.  Exit status 0, or 1 with
+ * a message on stderr.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -72,19 +102,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #define CHUNK		(256 * 1024)
 #define FETCH_NS	(100 * 1000 * 1000ULL)
 #define USER_DATA	1
 
-static const char *opt_mode = "adapt:hillclimb", *opt_order = "fifo";
+#ifndef IOPA_POLICY_BRACKET
+#define IOPA_POLICY_BRACKET	3	/* older uapi headers */
+#endif
+
+static const char *opt_mode = "adapt:default", *opt_order = "fifo";
 static const char *opt_series, *opt_prefix = "ts", *opt_label, *opt_dlog;
+static const char *opt_dir, *opt_dir2;
 static unsigned int nr_workers = 64, max_out = 4096, batch = 64;
 static unsigned int interval_ms = 100, fixed_limit;
-static unsigned int policy;	/* 0: fixed */
-static double cap_s;
+static unsigned int policy;	/* IOPA_POLICY_*, 0: keep the default */
+static bool adaptive;		/* adapt:*, not fixed:N */
+static bool opt_repeat, opt_dontneed, opt_check;
+static unsigned int opt_passes, nr_tenants = 1, tenant;
+static double cap_s, switch_s, join_s;
 
 static int ctx_fd = -1, sub_fd = -1;
-static double t0;
+static double t0;		/* the time base (of every tenant) */
+static double t_start;		/* this tenant's start */
 
 static atomic_ullong bytes_done, files_done;
 static atomic_bool stop_io;	/* cap reached: workers stop reading */
@@ -93,7 +134,7 @@ static atomic_int worker_error;
 
 struct sample {
 	unsigned int t_ms;
-	unsigned long long bytes, files;
+	unsigned long long bytes, files, cycles;
 	unsigned int limit, mode, inflight, pending;
 };
 static struct sample *samples;
@@ -128,8 +169,28 @@ static const char *mode_name(unsigned int m)
 		[IOPA_MODE_PROBE] = "probe", [IOPA_MODE_STEADY] = "steady",
 	};
 
-	return m < sizeof(names) / sizeof(names[0]) && names[m] ?
-		names[m] : "?";
+	static char other[16];
+
+	if (m < sizeof(names) / sizeof(names[0]) && names[m])
+		return names[m];
+	snprintf(other, sizeof(other), "mode%u", m);
+	return other;
+}
+
+static const char *const policy_names[] = {
+	[IOPA_POLICY_IOPA] = "iopa", [IOPA_POLICY_HILLCLIMB] = "hillclimb",
+	[IOPA_POLICY_BRACKET] = "bracket",
+};
+#define NR_POLICY_NAMES	(sizeof(policy_names) / sizeof(policy_names[0]))
+
+static const char *policy_name(unsigned int p)
+{
+	static char other[16];
+
+	if (p < NR_POLICY_NAMES && policy_names[p])
+		return policy_names[p];
+	snprintf(other, sizeof(other), "policy%u", p);
+	return other;
 }
 
 /* ---- dispatch log (-D) -------------------------------------------------- */
@@ -171,6 +232,7 @@ struct worker {
 static int process(struct worker *w, int fd, uint64_t off, uint64_t len)
 {
 	uint64_t a = w->sum, b = 0, done = 0;
+	unsigned int p;
 
 	if (len > w->cap) {
 		free(w->buf);
@@ -193,16 +255,21 @@ static int process(struct worker *w, int fd, uint64_t off, uint64_t len)
 		}
 		if (n == 0)
 			return -ENODATA;	/* the file shrank */
-		/* The "processing": a Fletcher-like sum over 64-bit words. */
-		for (i = 0; i + 8 <= n; i += 8) {
-			uint64_t v;
+		/*
+		 * The "processing": a Fletcher-like sum over 64-bit words,
+		 * 1 + opt_passes times (-c).
+		 */
+		for (p = 0; p <= opt_passes; p++) {
+			for (i = 0; i + 8 <= n; i += 8) {
+				uint64_t v;
 
-			memcpy(&v, w->buf + done + i, 8);
-			a += v;
-			b += a;
+				memcpy(&v, w->buf + done + i, 8);
+				a += v;
+				b += a;
+			}
+			for (; i < n; i++)
+				a += w->buf[done + i];
 		}
-		for (; i < n; i++)
-			a += w->buf[done + i];
 		done += n;
 		atomic_fetch_add_explicit(&bytes_done, n, memory_order_relaxed);
 	}
@@ -239,6 +306,8 @@ static void *worker_main(void *arg)
 		if (dlog)
 			dlog_add(w->idx, f.work.fd, f.work.job_id);
 		res = process(w, f.work.fd, f.work.offset, f.work.len);
+		if (opt_dontneed)
+			posix_fadvise(f.work.fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(f.work.fd);
 		if (res == 0)
 			atomic_fetch_add_explicit(&files_done, 1,
@@ -286,6 +355,7 @@ static void take_sample(void)
 	s.t_ms = (unsigned int)((now_s() - t0) * 1000 + 0.5);
 	s.bytes = atomic_load(&bytes_done);
 	s.files = atomic_load(&files_done);
+	s.cycles = st.cycles;
 	s.limit = st.limit;
 	s.mode = st.mode;
 	s.inflight = st.inflight;
@@ -305,7 +375,7 @@ static atomic_bool sampler_stop;
 
 static void *sampler_main(void *unused)
 {
-	double next = t0;
+	double next = t_start;
 
 	(void)unused;
 	while (!atomic_load(&sampler_stop)) {
@@ -422,6 +492,17 @@ static void add_job(int fd, uint64_t len)
 		reap(1);
 }
 
+static int phase;		/* 0: DIR, 1: DIR2 (after the -T switch) */
+static unsigned long walk_seen;	/* regular files met in this walk */
+static unsigned long walk_taken;	/* ... and submitted by this tenant */
+
+/* Stop walking: the cap passed, or (-T) it is time to switch to DIR2. */
+static bool walk_stop(void)
+{
+	return atomic_load(&capped) ||
+	       (opt_dir2 && phase == 0 && now_s() - t0 >= switch_s);
+}
+
 static void walk(int dfd, const char *path)
 {
 	DIR *d = fdopendir(dfd);
@@ -429,7 +510,7 @@ static void walk(int dfd, const char *path)
 
 	if (!d)
 		die("%s: %s", path, strerror(errno));
-	while (!atomic_load(&capped) && (errno = 0, de = readdir(d))) {
+	while (!walk_stop() && (errno = 0, de = readdir(d))) {
 		unsigned char type = de->d_type;
 		struct stat st;
 		int fd;
@@ -457,14 +538,51 @@ static void walk(int dfd, const char *path)
 		}
 		if (type != DT_REG)
 			continue;
+		/* -n: this tenant's share of the files. */
+		if (walk_seen++ % nr_tenants != tenant)
+			continue;
+		walk_taken++;
 		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st))
 			die("%s/%s: %s", path, de->d_name, strerror(errno));
 		add_job(fd, st.st_size);
 	}
-	if (errno && !atomic_load(&capped))
+	if (errno && !walk_stop())
 		die("%s: readdir: %s", path, strerror(errno));
 	closedir(d);
+}
+
+/*
+ * The submitter: walk DIR (DIR2 after the switch), again and again with
+ * -r, until the cap (or the end of a walk without -r).
+ */
+static void submit_all(void)
+{
+	for (;;) {
+		const char *dir = phase ? opt_dir2 : opt_dir;
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd < 0)
+			die("%s: %s", dir, strerror(errno));
+		walk_seen = walk_taken = 0;
+		walk(dfd, dir);
+		if (atomic_load(&capped))
+			return;
+		if (opt_dir2 && phase == 0 && now_s() - t0 >= switch_s) {
+			phase = 1;	/* time to switch (mid-walk or not) */
+			continue;
+		}
+		if (!walk_taken)
+			die("%s: no regular file for this tenant", dir);
+		if (!opt_repeat) {
+			if (opt_dir2 && phase == 0) {
+				/* DIR ended before the switch: DIR2 now. */
+				phase = 1;
+				continue;
+			}
+			return;
+		}
+	}
 }
 
 /* ---- setup ------------------------------------------------------------- */
@@ -485,11 +603,52 @@ static unsigned int parse_uint(const char *s, const char *what,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: iopa-bench-files [-m fixed:N|adapt:iopa|adapt:hillclimb]\n"
+		"usage: iopa-bench-files [-m fixed:N|adapt:default|adapt:POLICY]\n"
 		"         [-o fifo|sorted] [-w WORKERS] [-t SECS] [-q OUTSTANDING]\n"
 		"         [-b BATCH] [-i MS] [-s FILE|-] [-p PREFIX] [-l LABEL] [-D FILE]\n"
-		"         DIR\n");
+		"         [-r] [-d] [-c PASSES] [-T SECS:DIR2] [-n TENANTS [-j SECS]] [-k]\n"
+		"         DIR\n"
+		"       POLICY: iopa, hillclimb, bracket or a number\n");
 	exit(2);
+}
+
+static double parse_secs(const char *s, const char *what, char stop)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end != stop || v < 0)
+		die("%s: '%s' is not a number of seconds", what, s);
+	return v;
+}
+
+static void parse_mode(void)
+{
+	const char *p;
+	unsigned int i;
+
+	if (strncmp(opt_mode, "fixed:", 6) == 0) {
+		fixed_limit = parse_uint(opt_mode + 6, "fixed:N", 1, 1 << 20);
+		return;
+	}
+	if (strncmp(opt_mode, "adapt:", 6) != 0)
+		goto bad;
+	adaptive = true;
+	p = opt_mode + 6;
+	if (strcmp(p, "default") == 0)
+		return;		/* policy 0: no SET_ADAPT */
+	for (i = 1; i < NR_POLICY_NAMES; i++)
+		if (policy_names[i] && strcmp(p, policy_names[i]) == 0) {
+			policy = i;
+			return;
+		}
+	if (*p >= '1' && *p <= '9') {
+		policy = parse_uint(p, "adapt:N", 1, 255);
+		return;
+	}
+bad:
+	die("-m: '%s': use fixed:N, adapt:default, adapt:iopa, adapt:hillclimb, adapt:bracket or adapt:N",
+	    opt_mode);
 }
 
 static void setup(void)
@@ -506,7 +665,7 @@ static void setup(void)
 	memset(&feat, 0, sizeof(feat));
 	if (ioctl(ctx_fd, IOPA_IOC_GET_FEATURES, &feat) < 0)
 		die("GET_FEATURES: %s", strerror(errno));
-	if (policy && !(feat.features & IOPA_FEAT_ADAPTIVE))
+	if (adaptive && !(feat.features & IOPA_FEAT_ADAPTIVE))
 		die("the module has no adaptive limits (IOPA_FEAT_ADAPTIVE)");
 	if (strcmp(opt_order, "sorted") == 0 &&
 	    !(feat.features & IOPA_FEAT_ORDER))
@@ -530,7 +689,10 @@ static void setup(void)
 		memset(&ad, 0, sizeof(ad));
 		ad.policy = policy;
 		if (ioctl(sub_fd, IOPA_IOC_SET_ADAPT, &ad) < 0)
-			die("SET_ADAPT: %s", strerror(errno));
+			die("SET_ADAPT policy %u (%s): %s%s", policy,
+			    policy_name(policy), strerror(errno),
+			    errno == EINVAL ? " (a module without this policy?)" :
+			    "");
 	}
 	memset(&ord, 0, sizeof(ord));
 	ord.order = strcmp(opt_order, "sorted") == 0 ? IOPA_ORDER_SORTED :
@@ -543,81 +705,63 @@ static void setup(void)
 
 static void write_series(void)
 {
+	char path[4096];
 	FILE *f;
 	size_t i;
 
 	if (!opt_series)
 		return;
-	f = strcmp(opt_series, "-") ? fopen(opt_series, "w") : stdout;
-	if (!f)
-		die("%s: %s", opt_series, strerror(errno));
-	fprintf(f, "# %s columns: t_ms bytes files limit mode inflight pending\n",
+	if (strcmp(opt_series, "-") == 0) {
+		f = stdout;
+	} else {
+		if (nr_tenants > 1)
+			snprintf(path, sizeof(path), "%s.%u", opt_series, tenant);
+		else
+			snprintf(path, sizeof(path), "%s", opt_series);
+		f = fopen(path, "w");
+		if (!f)
+			die("%s: %s", path, strerror(errno));
+	}
+	fprintf(f, "# %s columns: t_ms bytes files limit mode inflight pending cycles\n",
 		opt_prefix);
 	for (i = 0; i < nr_samples; i++) {
 		const struct sample *s = &samples[i];
 
-		fprintf(f, "%s %u %llu %llu %u %s %u %u\n", opt_prefix,
+		fprintf(f, "%s %u %llu %llu %u %s %u %u %llu\n", opt_prefix,
 			s->t_ms, s->bytes, s->files, s->limit,
-			mode_name(s->mode), s->inflight, s->pending);
+			mode_name(s->mode), s->inflight, s->pending, s->cycles);
 	}
 	if (f == stdout ? fflush(f) : fclose(f))
 		die("%s: %s", opt_series, strerror(errno));
 }
 
-int main(int argc, char **argv)
+static void sleep_until(double t)
 {
+	for (;;) {
+		double d = t - now_s();
+		struct timespec ts;
+
+		if (d <= 0)
+			return;
+		ts.tv_sec = (time_t)d;
+		ts.tv_nsec = (long)((d - (time_t)d) * 1e9);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* One tenant (the only one without -n): its own context, start to end. */
+static int run_tenant(void)
+{
+	struct iopa_state st;
 	struct worker *w;
 	pthread_t sampler;
 	double t_end, secs, lsum = 0;
 	unsigned long long bytes, files;
 	unsigned int lmin = ~0U, lmax = 0, i;
 	size_t n_lim = 0, k;
-	int c, dfd;
+	char extra[160];
+	int len;
 
-	while ((c = getopt(argc, argv, "m:o:w:t:q:b:i:s:p:l:D:h")) != -1) {
-		switch (c) {
-		case 'm': opt_mode = optarg; break;
-		case 'o': opt_order = optarg; break;
-		case 'w': nr_workers = parse_uint(optarg, "-w", 1, 1024); break;
-		case 't': {
-			char *end;
-
-			cap_s = strtod(optarg, &end);
-			if (end == optarg || *end || cap_s < 0)
-				die("-t: '%s' is not a number of seconds",
-				    optarg);
-			break;
-		}
-		case 'q': max_out = parse_uint(optarg, "-q", 1, 1 << 20); break;
-		case 'b': batch = parse_uint(optarg, "-b", 1, IOPA_BATCH_MAX);
-			break;
-		case 'i': interval_ms = parse_uint(optarg, "-i", 1, 60000); break;
-		case 's': opt_series = optarg; break;
-		case 'p': opt_prefix = optarg; break;
-		case 'l': opt_label = optarg; break;
-		case 'D': opt_dlog = optarg; break;
-		default: usage();
-		}
-	}
-	if (optind != argc - 1)
-		usage();
-	if (strncmp(opt_mode, "fixed:", 6) == 0)
-		fixed_limit = parse_uint(opt_mode + 6, "fixed:N", 1, 1 << 20);
-	else if (strcmp(opt_mode, "adapt:iopa") == 0)
-		policy = IOPA_POLICY_IOPA;
-	else if (strcmp(opt_mode, "adapt:hillclimb") == 0)
-		policy = IOPA_POLICY_HILLCLIMB;
-	else
-		die("-m: '%s': use fixed:N, adapt:iopa or adapt:hillclimb",
-		    opt_mode);
-	if (strcmp(opt_order, "fifo") && strcmp(opt_order, "sorted"))
-		die("-o: '%s': use fifo or sorted", opt_order);
-	if (batch > max_out)
-		batch = max_out;
-
-	dfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		die("%s: %s", argv[optind], strerror(errno));
 	jobs = calloc(batch, sizeof(*jobs));
 	cqes = calloc(256, sizeof(*cqes));
 	w = calloc(nr_workers, sizeof(*w));
@@ -628,6 +772,7 @@ int main(int argc, char **argv)
 		if (!dlog)
 			die("out of memory");
 	}
+	sleep_until(t_start);
 	setup();
 
 	for (i = 0; i < nr_workers; i++) {
@@ -642,11 +787,13 @@ int main(int argc, char **argv)
 			die("pthread_create failed");
 	}
 
-	t0 = now_s();
+	/* A single tenant's time starts now (its workers are up). */
+	if (nr_tenants == 1)
+		t0 = t_start = now_s();
 	take_sample();
 	if (pthread_create(&sampler, NULL, sampler_main, NULL))
 		die("pthread_create failed");
-	walk(dfd, argv[optind]);
+	submit_all();
 	if (!atomic_load(&capped) && nr_jobs)
 		flush_batch();
 	for (i = 0; i < nr_jobs; i++)	/* capped: never submitted */
@@ -670,19 +817,22 @@ int main(int argc, char **argv)
 		die("a worker failed");
 	if (failed)
 		die("%lu jobs failed", failed);
+	memset(&st, 0, sizeof(st));
+	if (ioctl(sub_fd, IOPA_IOC_GET_STATE, &st) < 0)
+		die("GET_STATE: %s", strerror(errno));
 
 	if (atomic_load(&capped)) {
 		bytes = bytes_at_cap;
 		files = files_at_cap;
-		secs = t_cap - t0;
+		secs = t_cap - t_start;
 	} else {
 		bytes = atomic_load(&bytes_done);
 		files = atomic_load(&files_done);
-		secs = t_end - t0;
+		secs = t_end - t_start;
 	}
 	/* Samples up to the end of the measured time. */
 	for (k = 0; k < nr_samples; k++) {
-		if (samples[k].t_ms > secs * 1000 + 1)
+		if (samples[k].t_ms > (t_start - t0 + secs) * 1000 + 1)
 			break;
 		lsum += samples[k].limit;
 		if (samples[k].limit < lmin)
@@ -691,15 +841,28 @@ int main(int argc, char **argv)
 			lmax = samples[k].limit;
 		n_lim++;
 	}
+	len = 0;
+	extra[0] = 0;
+	if (opt_passes)
+		len += snprintf(extra + len, sizeof(extra) - len, " passes=%u",
+				opt_passes);
+	if (opt_dir2)
+		len += snprintf(extra + len, sizeof(extra) - len,
+				" switch_ms=%.0f", switch_s * 1000);
+	if (nr_tenants > 1)
+		snprintf(extra + len, sizeof(extra) - len,
+			 " tenant=%u tenants=%u start_ms=%.0f", tenant,
+			 nr_tenants, (t_start - t0) * 1000);
 	printf("files mode=%s order=%s workers=%u files=%llu bytes=%llu "
 	       "secs=%.3f mbps=%.3f limit_final=%u limit_mean=%.2f "
-	       "limit_min=%u limit_max=%u stopped=%s%s%s\n",
+	       "limit_min=%u limit_max=%u stopped=%s policy=%s cycles=%llu%s%s%s\n",
 	       opt_mode, opt_order, nr_workers, files, bytes, secs,
 	       secs > 0 ? bytes / secs / 1e6 : 0.0,
 	       n_lim ? samples[n_lim - 1].limit : 0,
 	       n_lim ? lsum / n_lim : 0.0, n_lim ? lmin : 0, lmax,
-	       atomic_load(&capped) ? "cap" : "done", opt_label ? " label=" : "",
-	       opt_label ? opt_label : "");
+	       atomic_load(&capped) ? "cap" : "done", policy_name(st.policy),
+	       (unsigned long long)st.cycles, extra,
+	       opt_label ? " label=" : "", opt_label ? opt_label : "");
 	fflush(stdout);
 	write_series();
 	if (opt_dlog) {
@@ -720,5 +883,94 @@ int main(int argc, char **argv)
 		close(w[i].fd);
 	close(sub_fd);
 	close(ctx_fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int i, bad = 0;
+	char *colon;
+	int c;
+
+	while ((c = getopt(argc, argv, "m:o:w:t:q:b:i:s:p:l:D:rdc:T:n:j:kh")) != -1) {
+		switch (c) {
+		case 'm': opt_mode = optarg; break;
+		case 'o': opt_order = optarg; break;
+		case 'w': nr_workers = parse_uint(optarg, "-w", 1, 1024); break;
+		case 't': cap_s = parse_secs(optarg, "-t", 0); break;
+		case 'q': max_out = parse_uint(optarg, "-q", 1, 1 << 20); break;
+		case 'b': batch = parse_uint(optarg, "-b", 1, IOPA_BATCH_MAX);
+			break;
+		case 'i': interval_ms = parse_uint(optarg, "-i", 1, 60000); break;
+		case 's': opt_series = optarg; break;
+		case 'p': opt_prefix = optarg; break;
+		case 'l': opt_label = optarg; break;
+		case 'D': opt_dlog = optarg; break;
+		case 'r': opt_repeat = true; break;
+		case 'd': opt_dontneed = true; break;
+		case 'c': opt_passes = parse_uint(optarg, "-c", 0, 100000); break;
+		case 'T':
+			colon = strchr(optarg, ':');
+			if (!colon || !colon[1])
+				die("-T: '%s': use SECS:DIR2", optarg);
+			switch_s = parse_secs(optarg, "-T", ':');
+			opt_dir2 = colon + 1;
+			break;
+		case 'n': nr_tenants = parse_uint(optarg, "-n", 1, 64); break;
+		case 'j': join_s = parse_secs(optarg, "-j", 0); break;
+		case 'k': opt_check = true; break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1)
+		usage();
+	opt_dir = argv[optind];
+	parse_mode();
+	if (strcmp(opt_order, "fifo") && strcmp(opt_order, "sorted"))
+		die("-o: '%s': use fifo or sorted", opt_order);
+	if (opt_repeat && cap_s <= 0)
+		die("-r needs a time cap (-t)");
+	if (join_s > 0 && nr_tenants < 2)
+		die("-j needs -n 2 or more");
+	if (cap_s > 0 && join_s >= cap_s)
+		die("-j %g: not before the cap -t %g", join_s, cap_s);
+	if (opt_dlog && nr_tenants > 1)
+		die("-D works with one tenant only");
+	if (opt_series && nr_tenants > 1 && strcmp(opt_series, "-") == 0)
+		die("-s -: one tenant only (use -s FILE: tenant K writes FILE.K)");
+	if (batch > max_out)
+		batch = max_out;
+	if (opt_check) {
+		setup();
+		return 0;
+	}
+
+	if (nr_tenants == 1)
+		return run_tenant();
+
+	/* Tenants: one process each, one time base. */
+	fflush(stdout);
+	t0 = now_s() + 0.2;	/* time to fork them all */
+	for (i = 0; i < nr_tenants; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			tenant = i;
+			t_start = t0 + (i == nr_tenants - 1 ? join_s : 0);
+			exit(run_tenant());
+		}
+	}
+	for (i = 0; i < nr_tenants; i++) {
+		int status;
+
+		if (wait(&status) < 0)
+			die("wait: %s", strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	if (bad)
+		die("%u of %u tenants failed", bad, nr_tenants);
 	return 0;
 }

@@ -10,7 +10,10 @@
 # module built for it, the bench programs and, for hdd, iopa_hdd.ko and
 # mq-deadline; runs files-bench.sh with every BENCH_* variable of our
 # environment exported to it; keeps the console in LOG and shows its
-# "bench ..." progress lines.  Exit status: run-guest.sh's.
+# "bench ..." progress lines.  Exit status: run-guest.sh's (which fails
+# on any kernel warning in the console).  IOPA_BENCH_KO=PATH boots that
+# module instead of building kernel/; BENCH_MEM (MB, default 2048) and
+# BENCH_TIMEOUT (s, default 900 quick, 3600 full) size the guest.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,7 +48,7 @@ if [ "$kind" = hdd ]; then
 fi
 case "$level" in
 quick) timeout=${BENCH_TIMEOUT:-900} ;;
-full) timeout=${BENCH_TIMEOUT:-2700} ;;
+full) timeout=${BENCH_TIMEOUT:-3600} ;;
 esac
 set +e
 # shellcheck disable=SC2086

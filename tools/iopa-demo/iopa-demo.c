@@ -7,10 +7,14 @@
  *	pseudo-random content under DIR, fsync them, and print the combined
  *	checksum of what was written.
  *
- *   iopa-demo run [-w WORKERS] [-l LIMIT] [-b BATCH] [-v] [--check] DIR
+ *   iopa-demo run [-w WORKERS] [-l LIMIT] [-b BATCH] [-p PASSES] [--drop]
+ *                 [-v] [--check] DIR
  *	Checksum every regular file under DIR through iopa: one submitter,
  *	WORKERS worker threads (each with its own worker fd), one job per
- *	file.  Prints throughput, the context's counters and the combined
+ *	file, and the whole list PASSES times over (default 1; every pass
+ *	must give the same checksum); --drop drops each file's pages from
+ *	the page cache once its job is done, so that every pass reads the
+ *	disk.  Prints throughput, the context's counters and the combined
  *	checksum; --check recomputes the checksum without iopa and compares.
  *
  *   iopa-demo check DIR
@@ -560,6 +564,24 @@ static int cmd_check(int argc, char **argv)
 /* ---------------------------------------------------------------------
  * run: the iopa workload.
  */
+#ifndef IOPA_POLICY_BRACKET
+#define IOPA_POLICY_BRACKET	3	/* older uapi headers */
+#endif
+
+static const char *policy_name(unsigned int p)
+{
+	switch (p) {
+	case IOPA_POLICY_IOPA:
+		return "iopa";
+	case IOPA_POLICY_HILLCLIMB:
+		return "hillclimb";
+	case IOPA_POLICY_BRACKET:
+		return "bracket";
+	default:
+		return "?";
+	}
+}
+
 struct result {
 	uint64_t hash;
 	uint64_t bytes;		/* read by the worker */
@@ -570,7 +592,9 @@ struct result {
 
 struct run {
 	struct file_list fl;
-	struct result *res;
+	struct result *res;		/* fl.nr per pass, passes of them */
+	size_t nr_jobs;			/* fl.nr * passes */
+	bool drop;			/* POSIX_FADV_DONTNEED after a job */
 	int sub_fd;
 	bool verbose;
 
@@ -674,7 +698,7 @@ static void *worker_main(void *arg)
 		w->jobs++;
 		note_running(r);
 
-		if (wk->user_data >= r->fl.nr) {
+		if (wk->user_data >= r->nr_jobs) {
 			fprintf(stderr, "%s: job %llu: unexpected user_data %llu\n",
 				prog, (unsigned long long)wk->job_id,
 				(unsigned long long)wk->user_data);
@@ -684,6 +708,8 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		got = hash_range(wk->fd, wk->offset, wk->len, buf, &h);
+		if (r->drop)
+			posix_fadvise(wk->fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(wk->fd);
 		if (got >= 0) {
 			struct result *res = &r->res[wk->user_data];
@@ -710,14 +736,14 @@ static void reap_one(struct run *r, const struct iopa_cqe *c)
 	struct result *res;
 	const char *path;
 
-	if (c->user_data >= r->fl.nr) {
+	if (c->user_data >= r->nr_jobs) {
 		fprintf(stderr, "%s: completion with unknown user_data %llu\n",
 			prog, (unsigned long long)c->user_data);
 		r->nr_stray++;
 		return;
 	}
 	res = &r->res[c->user_data];
-	path = r->fl.paths[c->user_data];
+	path = r->fl.paths[c->user_data % r->fl.nr];
 	if (atomic_load(&res->state) == 2) {
 		fprintf(stderr, "%s: %s: completed twice (job %llu)\n", prog,
 			path, (unsigned long long)c->job_id);
@@ -811,7 +837,8 @@ static int submit_batch(struct run *r, struct iopa_job *jobs, unsigned int nr)
 		if (errno == EBADF || errno == EINVAL) {
 			/* This job's own fault: report it, go on. */
 			fprintf(stderr, "%s: %s: submit: %s\n", prog,
-				r->fl.paths[jobs[k].user_data], strerror(errno));
+				r->fl.paths[jobs[k].user_data % r->fl.nr],
+				strerror(errno));
 			r->res[jobs[k].user_data].failed = true;
 			k++;
 			continue;
@@ -825,10 +852,13 @@ static int submit_batch(struct run *r, struct iopa_job *jobs, unsigned int nr)
 static void usage_run(void)
 {
 	fprintf(stderr,
-		"usage: %s run [-w WORKERS] [-l LIMIT] [-b BATCH] [-v] [--check] DIR\n"
+		"usage: %s run [-w WORKERS] [-l LIMIT] [-b BATCH] [-p PASSES] [--drop] [-v]\n"
+		"              [--check] DIR\n"
 		"  -w WORKERS  worker threads, each with its own worker fd (default %d)\n"
 		"  -l LIMIT    the submitter's in-flight limit; 0: the kernel adapts it (default 0)\n"
 		"  -b BATCH    jobs per IOPA_IOC_SUBMIT (default %d)\n"
+		"  -p PASSES   submit every file PASSES times over (default 1)\n"
+		"  --drop      drop each file from the page cache after its job\n"
 		"  -v          print '<hash>  <path>' for every file\n"
 		"  --check     recompute the checksum without iopa and compare\n",
 		prog, DEFAULT_WORKERS, DEFAULT_BATCH);
@@ -840,13 +870,16 @@ static int cmd_run(int argc, char **argv)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ "drop", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int nworkers = DEFAULT_WORKERS, limit = 0, batch = DEFAULT_BATCH;
-	bool check = false, verbose = false;
+	unsigned int passes = 1, pass;
+	bool check = false, verbose = false, drop = false;
 	struct iopa_submitter_create sc = { 0 };
 	struct iopa_worker_create wc = { 0 };
 	struct iopa_features feat = { 0 };
@@ -858,15 +891,15 @@ static int cmd_run(int argc, char **argv)
 	struct run *r;
 	unsigned int nstarted = 0, nb = 0, i;
 	unsigned long long bytes = 0;
-	unsigned long files_ok = 0;
+	unsigned long files_ok = 0, jobs_ok = 0, passes_differ = 0;
 	uint64_t combined = 0;
 	double t0, t1, secs;
 	int ctx_fd, opt, ret = 1;
 	bool reaper_started = false;
 	const char *dir;
-	size_t idx;
+	size_t idx, j;
 
-	while ((opt = getopt_long(argc, argv, "w:l:b:vh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "w:l:b:p:vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'w':
 			if (parse_uint(optarg, MAX_WORKERS, &nworkers) || !nworkers)
@@ -879,6 +912,13 @@ static int cmd_run(int argc, char **argv)
 		case 'b':
 			if (parse_uint(optarg, IOPA_BATCH_MAX, &batch) || !batch)
 				goto bad_arg;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 10000, &passes) || !passes)
+				goto bad_arg;
+			break;
+		case 'd':
+			drop = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -904,12 +944,14 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return 1;
 	r->verbose = verbose;
+	r->drop = drop;
 	walk(&r->fl, dir);
 	if (!r->fl.nr) {
 		fprintf(stderr, "%s: no regular files under %s\n", prog, dir);
 		goto out_free;
 	}
-	r->res = calloc(r->fl.nr, sizeof(*r->res));
+	r->nr_jobs = r->fl.nr * passes;
+	r->res = calloc(r->nr_jobs, sizeof(*r->res));
 	jobs = calloc(batch, sizeof(*jobs));
 	workers = calloc(nworkers, sizeof(*workers));
 	if (!r->res || !jobs || !workers) {
@@ -967,9 +1009,13 @@ static int cmd_run(int argc, char **argv)
 		nstarted++;
 	}
 
-	printf("iopa-demo: %zu files under %s; %u workers, limit %u%s, batch %u\n",
-	       r->fl.nr, dir, nworkers, lim.limit,
+	printf("iopa-demo: %zu files under %s%s; %u workers, limit %u%s, batch %u\n",
+	       r->fl.nr, dir, passes > 1 ? ", every one read in each pass" : "",
+	       nworkers, lim.limit,
 	       limit ? "" : " to start with, adapted by the kernel", batch);
+	if (passes > 1)
+		printf("iopa-demo: %u passes, %zu jobs%s\n", passes, r->nr_jobs,
+		       drop ? "; each file dropped from the page cache after its job" : "");
 	fflush(stdout);
 
 	t0 = now_s();
@@ -981,8 +1027,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	reaper_started = true;
 
-	for (idx = 0; idx < r->fl.nr && !atomic_load(&r->fatal); idx++) {
-		const char *path = r->fl.paths[idx];
+	for (j = 0; j < r->nr_jobs && !atomic_load(&r->fatal); j++) {
+		const char *path = r->fl.paths[j % r->fl.nr];
 		struct stat sb;
 		int fd;
 
@@ -991,18 +1037,18 @@ static int cmd_run(int argc, char **argv)
 			fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
 			if (fd >= 0)
 				close(fd);
-			r->res[idx].failed = true;
+			r->res[j].failed = true;
 			continue;
 		}
-		r->res[idx].size = sb.st_size;
+		r->res[j].size = sb.st_size;
 		jobs[nb] = (struct iopa_job){
 			.fd = fd,
 			.offset = 0,
 			.len = sb.st_size,
-			.user_data = idx,
+			.user_data = j,
 		};
 		nb++;
-		if (nb == batch || idx + 1 == r->fl.nr) {
+		if (nb == batch || j + 1 == r->nr_jobs) {
 			int err = submit_batch(r, jobs, nb);
 
 			/* The kernel holds its own references now. */
@@ -1026,25 +1072,41 @@ static int cmd_run(int argc, char **argv)
 	if (ioctl(ctx_fd, IOPA_IOC_GET_STATS, &st))
 		fprintf(stderr, "%s: GET_STATS: %s\n", prog, strerror(errno));
 
-	for (idx = 0; idx < r->fl.nr; idx++) {
-		struct result *res = &r->res[idx];
+	/* Per pass: its checksum; the first pass's is the run's. */
+	for (pass = 0; pass < passes; pass++) {
+		uint64_t acc = 0;
+		unsigned long ok = 0;
 
-		if (res->failed || atomic_load(&res->state) != 2) {
-			if (!res->failed)
-				fprintf(stderr, "%s: %s: never completed\n", prog,
-					r->fl.paths[idx]);
-			continue;
+		for (idx = 0; idx < r->fl.nr; idx++) {
+			struct result *res = &r->res[pass * r->fl.nr + idx];
+
+			if (res->failed || atomic_load(&res->state) != 2) {
+				if (!res->failed)
+					fprintf(stderr, "%s: %s: never completed (pass %u)\n",
+						prog, r->fl.paths[idx], pass + 1);
+				continue;
+			}
+			ok++;
+			bytes += res->bytes;
+			acc = fold(acc, res->hash);
+			if (r->verbose && pass == 0)
+				printf("%016" PRIx64 "  %s\n", res->hash,
+				       r->fl.paths[idx]);
 		}
-		files_ok++;
-		bytes += res->bytes;
-		combined = fold(combined, res->hash);
-		if (r->verbose)
-			printf("%016" PRIx64 "  %s\n", res->hash, r->fl.paths[idx]);
+		jobs_ok += ok;
+		if (pass == 0) {
+			combined = acc;
+			files_ok = ok;
+		} else if (acc != combined || ok != files_ok) {
+			fprintf(stderr, "%s: pass %u: checksum %016" PRIx64 " over %lu files, pass 1: %016" PRIx64 " over %lu\n",
+				prog, pass + 1, acc, ok, combined, files_ok);
+			passes_differ++;
+		}
 	}
 
-	printf("iopa-demo: files=%lu bytes=%llu seconds=%.3f jobs_per_s=%.0f mbytes_per_s=%.1f\n",
-	       files_ok, bytes, secs, secs > 0 ? files_ok / secs : 0.0,
-	       secs > 0 ? bytes / 1e6 / secs : 0.0);
+	printf("iopa-demo: files=%lu bytes=%llu seconds=%.3f jobs_per_s=%.0f mbytes_per_s=%.1f passes=%u jobs=%lu\n",
+	       files_ok, bytes, secs, secs > 0 ? jobs_ok / secs : 0.0,
+	       secs > 0 ? bytes / 1e6 / secs : 0.0, passes, jobs_ok);
 	printf("stats submitted=%llu dispatched=%llu completed=%llu cancelled=%llu requeued=%llu pending=%llu inflight=%llu unreaped=%llu\n",
 	       (unsigned long long)st.submitted, (unsigned long long)st.dispatched,
 	       (unsigned long long)st.completed, (unsigned long long)st.cancelled,
@@ -1058,7 +1120,7 @@ static int cmd_run(int argc, char **argv)
 			       lim.limit, r->lim_lo, r->lim_hi, as.limit,
 			       (unsigned long long)as.cycles,
 			       (unsigned long long)as.changes,
-			       as.policy == IOPA_POLICY_IOPA ? "iopa" : "hillclimb",
+			       policy_name(as.policy),
 			       (unsigned long long)as.bytes_per_s,
 			       (unsigned long long)as.jobs_per_s);
 		printf("iopa-demo: max_running=%u (most jobs the workers processed at once)\n",
@@ -1073,14 +1135,19 @@ static int cmd_run(int argc, char **argv)
 	ret = 0;
 	if (atomic_load(&r->fatal))
 		ret = 1;
+	if (passes_differ) {
+		fprintf(stderr, "%s: %lu of %u passes disagree with the first\n",
+			prog, passes_differ, passes);
+		ret = 1;
+	}
 	if (files_ok != r->fl.nr || r->fl.errors) {
 		fprintf(stderr, "%s: %lu of %zu files failed\n", prog,
 			(unsigned long)(r->fl.nr - files_ok), r->fl.nr);
 		ret = 1;
 	}
-	if (st.completed != r->fl.nr) {
+	if (st.completed != r->nr_jobs) {
 		fprintf(stderr, "%s: kernel counted %llu completed jobs, expected %zu\n",
-			prog, (unsigned long long)st.completed, r->fl.nr);
+			prog, (unsigned long long)st.completed, r->nr_jobs);
 		ret = 1;
 	}
 	if (r->nr_stray) {
@@ -1126,8 +1193,8 @@ out_close_ctx:
 		double psecs;
 		int cret = checksum_plain(&r->fl, &plain, &psecs);
 
-		printf("check: checksum=%016" PRIx64 " seconds=%.3f (single thread, no iopa, page cache warm)\n",
-		       plain, psecs);
+		printf("check: checksum=%016" PRIx64 " seconds=%.3f (single thread, no iopa%s)\n",
+		       plain, psecs, drop ? "" : ", page cache warm");
 		if (cret || plain != combined) {
 			printf("verify: FAILED (iopa %016" PRIx64 " != plain %016" PRIx64 ")\n",
 			       combined, plain);

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host test of tools/bench/report.py (`make -C tools/bench test`): the
-# canned console good.log must give exactly the lines of expected.txt,
-# every CSV, PNG and the README; bad-run.log (a malformed BENCH-RUN),
-# no-adapt.log (a cell without adaptive runs) and no-runs.log must make it
-# fail.  Prints "ok"/"not ok" per check; exit status 1 if any failed.
+# canned console good.log (an ssd and an hdd guest: cells, a CPU-bound
+# cell, the dispatch order, a load and a size step, 2 and 4 tenants; its
+# figures chosen by hand) must give exactly the lines of expected.txt,
+# every CSV, PNG and the README with the rows below; copies of good.log
+# with one thing broken or missing (made here) must make it fail with the
+# matching message.  Prints "ok"/"not ok" per check; exit status 1 if any
+# failed.
 set -u
 cd "$(dirname "$0")" || exit 1
 PY=${PYTHON:-/usr/bin/python3}
@@ -26,48 +29,81 @@ check() {
 		fail=1
 	fi
 }
+# (check runs them)
+# shellcheck disable=SC2317
+has_row() { grep -qxF "$1" "$OUT/good/README.md"; }
+# shellcheck disable=SC2317
+differs() { ! cmp -s "$1" "$2"; }
 
 "$PY" ../report.py --out "$OUT/good" good.log >"$OUT/good.txt" 2>"$OUT/good.err"
 rc=$?
 check "good.log: exit status 0 (got $rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || cat "$OUT/good.err"
-grep -E '^bench (cell|order) ' "$OUT/good.txt" >"$OUT/lines.txt"
+LINES='^bench (cell|order|step|tenants) '
+grep -E "$LINES" "$OUT/good.txt" >"$OUT/lines.txt"
 grep -v '^#' expected.txt >"$OUT/expected.txt"
-check "good.log: the bench cell/order lines of expected.txt" \
+check "good.log: the bench cell/order/step/tenants lines of expected.txt" \
 	cmp -s "$OUT/lines.txt" "$OUT/expected.txt"
 cmp -s "$OUT/lines.txt" "$OUT/expected.txt" ||
 	diff -u "$OUT/expected.txt" "$OUT/lines.txt"
-check "good.log: no other line starts with 'bench cell'/'bench order'" \
-	[ "$(grep -c -E '^bench (cell|order)' "$OUT/good.txt")" = \
-	  "$(wc -l <"$OUT/expected.txt")" ]
+for kind in cell order step tenants; do
+	check "good.log: at least one 'bench $kind' line" \
+		grep -q "^bench $kind " "$OUT/lines.txt"
+done
 for f in cells.csv modes.csv runs.csv timeseries.csv fio.csv order.csv \
-	compete.csv README.md ts-ssd-iopa.png ts-ssd-hillclimb.png \
-	ts-hdd-iopa.png ts-hdd-hillclimb.png compete-ssd.png bars-ssd.png \
-	bars-hdd.png order.png; do
+	steps.csv tenants.csv tenants-per-second.csv README.md \
+	ts-ssd-default.png ts-ssd-iopa.png ts-ssd-hillclimb.png \
+	ts-hdd-default.png step-ssd.png step-hdd.png tenants-ssd-n2.png \
+	tenants-hdd-n4.png bars-ssd.png bars-hdd.png bars-cpu.png order.png; do
 	check "good.log: $f written" [ -s "$OUT/good/$f" ]
 done
-check "runs.csv: 25 runs" [ "$(($(wc -l <"$OUT/good/runs.csv") - 1))" = 25 ]
-check "README: summary row of ssd 100k" \
-	grep -q '^| ssd | 100k | 4 | 8.10 | 7.20 (3.0) | 7.80 (3.0) | hillclimb | 96.3 | 9.00 (16) | 86.7 |$' \
-	"$OUT/good/README.md"
+check "runs.csv: 48 runs" [ "$(($(wc -l <"$OUT/good/runs.csv") - 1))" = 48 ]
+check "README: cell row of ssd 100k (bracket is the default: its column)" \
+	has_row '| ssd | 100k | 2 | 16 | 37.00 | 35.20 (8.0) [bracket] | 95.1 | 82.7 | 73.0 | 95.1 | 40.00 (16) | 88.0 |'
+check "README: every-mode row of ssd 100k (screened runs: x1, x2)" \
+	has_row '| ssd | 100k |  |  | 9.00 (9.00-9.00) x1 | 37.00 (36.00-38.00) x2 | 35.20 (34.20-36.20) x2 | 30.60 (30.60-30.60) x1 | 27.00 (27.00-27.00) x1 |'
 check "README: order row" \
-	grep -q '^| hdd | 10k | fixed:2 | 1.05 | 2.10 | 2.00 | 1/2 | 400 | 20 | 73% | 3 |$' \
-	"$OUT/good/README.md"
-check "README: goals met" \
-	[ "$(grep -c '\*\*met\*\*' "$OUT/good/README.md")" = 2 ]
-check "compete.csv: halves split at the event (before 8.00 MB/s)" \
-	grep -q '^ssd,100k,adapt:hillclimb,6.000,16.000,8000,8.000,4.000,' \
-	"$OUT/good/compete.csv"
+	has_row '| hdd | 10k | fixed:4 | 1.65 | 3.35 | 2.03 | 300 | 100 | 25% | 3 |'
+check "README: load step segments of the default (before, during, after)" \
+	has_row '| ssd | load | adapt:default | 1 | 29.70 | 95.8 | 33.00, 12.0 | 21.00, 12.0 | 35.10, 12.0 | 12.00 |'
+check "README: tenants row of ssd n=2" \
+	has_row '| ssd | 2 | 100k | 10.0 | 35.50 [bracket] | 36.00 (16) | 98.6 | 0.999 | 1.000 | 5 | 3 |'
+check "README: tenants run of hdd n=4 (window shares)" \
+	has_row '| hdd | 4 | adapt:default | 1 | 10.00 | 2.67 2.63 2.70 2.61 | 3.04 3.00 3.09 2.61 | 0.996 | 3 | 8.0 8.0 8.0 8.0 |'
+check "README: the default settings are said" \
+	grep -q 'sysfs_changed none' "$OUT/good/README.md"
+check "README: goals (1 met, 1 not met)" \
+	[ "$(grep -c '\*\*met\*\*' "$OUT/good/README.md")" = 1 ] &&
+	[ "$(grep -c '\*\*not met\*\*' "$OUT/good/README.md")" = 1 ]
+check "tenants-per-second.csv: tenant 1 of ssd n=2 read 6 MB in its first second" \
+	grep -q '^ssd,2,adapt:default,1,1,11.000,6.000,8,2,' \
+	"$OUT/good/tenants-per-second.csv"
 
-for bad in bad-run no-adapt no-runs; do
-	"$PY" ../report.py --out "$OUT/$bad" --no-plots "$bad.log" \
-		>"$OUT/$bad.txt" 2>"$OUT/$bad.err"
+# bad NAME MESSAGE SED: good.log edited by SED must fail with MESSAGE.
+bad() {
+	name=$1 msg=$2 script=$3
+	sed -e "$script" good.log >"$OUT/$name.log"
+	check "$name: the edit changed the log" differs good.log "$OUT/$name.log"
+	"$PY" ../report.py --out "$OUT/$name" --no-plots "$OUT/$name.log" \
+		>"$OUT/$name.txt" 2>"$OUT/$name.err"
 	rc=$?
-	check "$bad.log: exit status 1 (got $rc)" [ "$rc" = 1 ]
-	check "$bad.log: a message on stderr" grep -q '^report.py: ' "$OUT/$bad.err"
-	check "$bad.log: no bench cell line" \
-		[ "$(grep -c '^bench cell' "$OUT/$bad.txt")" = 0 ]
-done
+	check "$name: exit status 1 (got $rc)" [ "$rc" = 1 ]
+	check "$name: '$msg' on stderr" grep -q "^report.py: .*$msg" "$OUT/$name.err"
+	check "$name: no bench line" \
+		[ "$(grep -c -E "$LINES" "$OUT/$name.txt")" = 0 ]
+}
+bad bad-run "BENCH-RUN without mbps" \
+	'/rid=ssd.100k.cell.fixed-4.fifo.1 /s/ mbps=[0-9.]*//'
+bad bad-ts "BENCH-TS needs 8 or 9 fields" \
+	'0,/^BENCH-TS /s/ [0-9]* [0-9]*$//'
+bad no-adapt "cell hdd 10k: needs fixed runs and the default" \
+	'/device=hdd size=10k kind=cell .*mode=adapt:/d'
+bad no-runs "no BENCH-RUN lines" '/BENCH-RUN /d'
+bad step-no-default "step ssd load: needs fixed runs and the default" \
+	'/rid=ssd.100k.load.adapt-default.fifo.1 /d'
+bad tenant-missing "tenants run ssd.100k.tenants2.fixed-4.fifo.1: tenant lines" \
+	'/rid=ssd.100k.tenants2.fixed-4.fifo.1.t1 /d'
+bad bad-mode "unknown mode" 's/mode=fixed:4 /mode=fixed4 /'
 
 if [ $fail = 0 ]; then
 	echo "report.py: all $n checks passed"
