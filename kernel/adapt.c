@@ -157,8 +157,12 @@ static u64 iopa_task_io_bytes(const struct task_struct *task)
 		task_io_get_oublock(task)) << 9;
 }
 
-/* Idle + iowait time of all online CPUs, in microseconds. */
-static u64 iopa_cpu_idle_us(void)
+/**
+ * iopa_adapt_cpu_idle_us() - idle + iowait time of all online CPUs
+ *
+ * Return: the sum, in microseconds.
+ */
+u64 iopa_adapt_cpu_idle_us(void)
 {
 	u64 sum = 0, t;
 	int cpu;
@@ -245,6 +249,8 @@ void iopa_adapt_job_done(struct iopa_kjob *job)
 	cyc->svc_us += svc;
 	sq = svc < U32_MAX ? svc * svc : U64_MAX;
 	cyc->svc_sq = cyc->svc_sq > U64_MAX - sq ? U64_MAX : cyc->svc_sq + sq;
+	/* A member of a device group feeds the group's cycle too. */
+	iopa_group_job_done(sub, bytes, svc, now_ns);
 
 	/* Enough evidence: end the cycle now rather than at its timer. */
 	if (!cyc->ending && !sub->closed &&
@@ -334,7 +340,7 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	bool changed;
 
 	iopa_params_get(&p);
-	idle = iopa_cpu_idle_us();
+	idle = iopa_adapt_cpu_idle_us();
 	now = ktime_get_ns();
 
 	spin_lock(&ctx->lock);
@@ -390,6 +396,14 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	trace_iopa_cycle(ctx->id, sub->id, old, mode, &sample,
 			 sub->bytes_per_s, sub->jobs_per_s, sub->last_wait_us,
 			 sub->last_svc_us, sub->last_noise);
+	if (sub->group) {
+		/* The group sets the limit: this cycle only measures. */
+		sub->cycles++;
+		iopa_adapt_cycle_begin(sub, now, idle);
+		iopa_adapt_arm(sub, &p);
+		spin_unlock(&ctx->lock);
+		return;
+	}
 	changed = iopa_ctl_update(&sub->ctl, &p, &sample, &r);
 	sub->r_permille = r;
 	sub->cycles++;
@@ -404,6 +418,8 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	iopa_adapt_cycle_begin(sub, now, idle);
 	iopa_adapt_arm(sub, &p);
 	spin_unlock(&ctx->lock);
+	/* Jobs on a device, adapting with bracket: share the device. */
+	iopa_group_join(sub);
 }
 
 /**
@@ -420,8 +436,11 @@ void iopa_adapt_init(struct iopa_submitter *sub, u32 fixed_limit)
 	if (fixed_limit)
 		iopa_ctl_set_fixed(&sub->ctl, fixed_limit);
 	sub->limit = iopa_ctl_limit(&sub->ctl);
+	sub->weight = IOPA_WEIGHT_DEFAULT;
+	sub->cgroup_id = iopa_sub_cgroup_id();
+	INIT_LIST_HEAD(&sub->group_node);
 	INIT_DELAYED_WORK(&sub->adapt_work, iopa_adapt_work_fn);
-	iopa_adapt_cycle_begin(sub, ktime_get_ns(), iopa_cpu_idle_us());
+	iopa_adapt_cycle_begin(sub, ktime_get_ns(), iopa_adapt_cpu_idle_us());
 }
 
 /**
@@ -447,6 +466,8 @@ void iopa_adapt_start(struct iopa_submitter *sub)
 void iopa_adapt_stop(struct iopa_submitter *sub)
 {
 	cancel_delayed_work_sync(&sub->adapt_work);
+	/* Closed: it cannot join again. */
+	iopa_group_leave(sub);
 }
 
 /* ---- ioctls ----------------------------------------------------------- */
@@ -466,8 +487,11 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	if (arg.limit > IOPA_LIMIT_MAX)
 		return -EINVAL;
 
+	/* A pinned limit is the submitter's own. */
+	if (arg.limit)
+		iopa_group_leave(sub);
 	iopa_params_get(&p);
-	idle = iopa_cpu_idle_us();
+	idle = iopa_adapt_cpu_idle_us();
 	now = ktime_get_ns();
 	spin_lock(&ctx->lock);
 	was_fixed = iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED;
@@ -475,7 +499,9 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	if (!arg.limit && was_fixed)
 		iopa_ctl_set_bounds(&sub->ctl, &p, sub->ctl.min, sub->ctl.max);
 	iopa_ctl_set_fixed(&sub->ctl, arg.limit);
-	iopa_adapt_apply(sub);
+	/* In a group (unpinning what is not pinned), the group decides. */
+	if (!sub->group)
+		iopa_adapt_apply(sub);
 	if (!arg.limit && was_fixed) {
 		/* Adapting again: a fresh cycle. */
 		iopa_adapt_cycle_begin(sub, now, idle);
@@ -506,20 +532,45 @@ static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if (arg.flags || arg.reserved[0] || arg.reserved[1])
+	if ((arg.flags & ~IOPA_ADAPT_F_MASK) || arg.reserved0 || arg.reserved)
 		return -EINVAL;
 	if (arg.policy > IOPA_POLICY_MAX || arg.min > IOPA_LIMIT_MAX ||
 	    arg.max > IOPA_LIMIT_MAX || (arg.max && arg.min > arg.max))
 		return -EINVAL;
+	if (arg.flags & IOPA_ADAPT_F_WEIGHT) {
+		if (arg.weight < IOPA_WEIGHT_MIN ||
+		    arg.weight > IOPA_WEIGHT_MAX)
+			return -EINVAL;
+		/* More than the default share of a device is a privilege. */
+		if (arg.weight > IOPA_WEIGHT_DEFAULT && !capable(CAP_SYS_NICE))
+			return -EPERM;
+	} else if (arg.weight) {
+		return -EINVAL;
+	}
+	/* Only bracket submitters share a device's budget. */
+	if (arg.policy != IOPA_POLICY_KEEP &&
+	    arg.policy != IOPA_POLICY_BRACKET)
+		iopa_group_leave(sub);
 
 	iopa_params_get(&p);
 	spin_lock(&ctx->lock);
 	ret = iopa_ctl_set_bounds(&sub->ctl, &p, arg.min, arg.max);
 	if (!ret && arg.policy != IOPA_POLICY_KEEP)
 		iopa_ctl_set_policy(&sub->ctl, arg.policy - 1);
-	/* The cycle under way goes on: its end feeds the new settings. */
-	if (!ret)
+	if (!ret && (arg.flags & IOPA_ADAPT_F_WEIGHT))
+		WRITE_ONCE(sub->weight, arg.weight);
+	/*
+	 * The cycle under way goes on: its end feeds the new settings.  In
+	 * a group, the group's next split applies the bounds and weight.
+	 */
+	if (!ret && !sub->group) {
 		iopa_adapt_apply(sub);
+	} else if (!ret) {
+		/* The bounds hold at once in a group too. */
+		sub->limit = iopa_ctl_clamp_limit(&sub->ctl, sub->limit);
+		iopa_sub_update(sub);
+		iopa_kick_workers(ctx, sub->limit);
+	}
 	spin_unlock(&ctx->lock);
 	return ret;
 }
@@ -551,6 +602,7 @@ static void iopa_state_fill(struct iopa_submitter *sub, struct iopa_state *st,
 	st->svc_us = sub->last_svc_us;
 	st->completions = sub->last_jobs;
 	st->noise_permille = sub->last_noise;
+	iopa_group_fill_state(sub, st);
 	for (i = 0; i < sub->nr_devs; i++)
 		st->devs[i] = sub->devs[i];
 }
@@ -765,6 +817,7 @@ void iopa_debugfs_init(void)
 	debugfs_create_file("submitters", 0400, iopa_debugfs_dir, NULL,
 			    &iopa_submitters_fops);
 	iopa_blkstat_debugfs(iopa_debugfs_dir);
+	iopa_group_debugfs(iopa_debugfs_dir);
 }
 
 /**

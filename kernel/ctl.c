@@ -120,7 +120,7 @@
  * - Cycles end on evidence (iopa_ctl_cycle_enough()): at least max(8,
  *   limit) completions over IOPA_CTL_BR_SPANS mean service times (FAST:
  *   IOPA_CTL_BR_FAST_SPANS, a doubling is a large effect), never sooner
- *   than IOPA_CTL_BR_MIN_CYCLE_MS; fast_cycle_ms and normal_cycle_ms are
+ *   than IOPA_CTL_MIN_CYCLE_MS; fast_cycle_ms and normal_cycle_ms are
  *   only the upper bounds.  The cycle after each change is transient
  *   (jobs of the old limit still run): it lasts limit completions and
  *   one mean service time and is not judged.
@@ -278,9 +278,10 @@ enum {
 
 /* Constants of the bracket policy that are not tunables (see 5. above). */
 enum {
-	/* A cycle ends on evidence no sooner than this (timer overhead). */
-	IOPA_CTL_BR_MIN_CYCLE_MS	= 20,
-	/* ... with at least max(this, limit) completions ... */
+	/*
+	 * A cycle ends on evidence no sooner than IOPA_CTL_MIN_CYCLE_MS,
+	 * with at least max(this, limit) completions ...
+	 */
 	IOPA_CTL_BR_MIN_JOBS		= 8,
 	/* ... over this many mean service times (FAST: doublings are big). */
 	IOPA_CTL_BR_SPANS		= 4,
@@ -1642,25 +1643,54 @@ u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit)
 bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
 			   u32 completions, u64 svc_us)
 {
-	u32 need = c->limit, spans;
-	u64 mean_us;
+	u32 need, spans;
 
+	iopa_ctl_cycle_need(c, &need, &spans);
+	if (!need || elapsed_ms < IOPA_CTL_MIN_CYCLE_MS || !completions)
+		return false;
+	return completions >= need &&
+	       (u64)elapsed_ms * 1000 >= spans * div64_u64(svc_us, completions);
+}
+
+/**
+ * iopa_ctl_cycle_need() - the evidence the cycle under way needs
+ * @c: the controller
+ * @jobs: set to the completions needed, 0 if the cycle has a fixed
+ *	length (policies other than bracket, a fixed limit)
+ * @spans: set to the mean service times it must last
+ *
+ * For callers that check the rule of iopa_ctl_cycle_enough() themselves
+ * (device groups count completions in atomics).
+ */
+void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans)
+{
+	*jobs = 0;
+	*spans = 0;
 	if (c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode == IOPA_CTL_MODE_FIXED)
-		return false;
-	if (elapsed_ms < IOPA_CTL_BR_MIN_CYCLE_MS || !completions)
-		return false;
-	mean_us = div64_u64(svc_us, completions);
+		return;
+	*jobs = c->limit;
 	if (c->br_settle) {
 		/* Transient: the jobs of the old limit have turned over. */
-		spans = IOPA_CTL_BR_SETTLE_SPANS;
-	} else {
-		if (need < IOPA_CTL_BR_MIN_JOBS)
-			need = IOPA_CTL_BR_MIN_JOBS;
-		spans = c->mode == IOPA_CTL_MODE_FAST ?
-			IOPA_CTL_BR_FAST_SPANS : IOPA_CTL_BR_SPANS;
+		*spans = IOPA_CTL_BR_SETTLE_SPANS;
+		return;
 	}
-	return completions >= need && (u64)elapsed_ms * 1000 >= spans * mean_us;
+	if (*jobs < IOPA_CTL_BR_MIN_JOBS)
+		*jobs = IOPA_CTL_BR_MIN_JOBS;
+	*spans = c->mode == IOPA_CTL_MODE_FAST ? IOPA_CTL_BR_FAST_SPANS :
+		 IOPA_CTL_BR_SPANS;
+}
+
+/**
+ * iopa_ctl_clamp_limit() - a limit brought within the controller's bounds
+ * @c: the controller (its min, max and the last max_limit seen)
+ * @limit: the limit
+ *
+ * Return: @limit within [max(1, min), min(max_limit, max)].
+ */
+u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c, u32 limit)
+{
+	return iopa_ctl_clamp(c, limit);
 }
 
 /**

@@ -34,6 +34,8 @@ typedef long long s64;
 
 /* Must equal IOPA_LIMIT_MAX of uapi/linux/iopa.h (the module checks). */
 #define IOPA_CTL_LIMIT_MAX	4096
+/* bracket: a cycle ends on evidence no sooner than this (timer cost). */
+#define IOPA_CTL_MIN_CYCLE_MS	20
 /* Most cycles averaged: iopa's N, hillclimb's samples per measurement. */
 #define IOPA_CTL_HIST_MAX	8
 
@@ -297,6 +299,8 @@ enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);
 enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c);
 u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 			   const struct iopa_ctl_params *p);
+u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c, u32 limit);
+void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans);
 u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit);
 bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
 			   u32 completions, u64 svc_us);

@@ -188,6 +188,16 @@ struct iopa_adapt_cycle {
  * @sweep_down: L: the sweep is going down
  * @pid: I: thread group of the creating process (IOPA_IOC_LIST_SUBMITTERS)
  * @comm: I: its command name then
+ * @cgroup_id: I: the creating task's cgroup (v2), the unit of the split
+ *	of a device's budget
+ * @weight: A (written under L): weight in that split, IOPA_WEIGHT_*
+ * @group: L and the group's lock (written under both): the device group
+ *	whose budget the submitter shares, or NULL (group.c)
+ * @group_node: the group's lock: on the group's members
+ * @group_demand: L: demand since the group's last cycle
+ * @group_active: the group's lock: active at the last split
+ * @group_budget: L: the group's budget at the last split
+ * @group_sharers: L: the cgroups sharing it at the last split
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;
@@ -225,6 +235,14 @@ struct iopa_submitter {
 	bool			sweep_down;
 	struct pid		*pid;
 	char			comm[TASK_COMM_LEN];
+	u64			cgroup_id;	/* I */
+	u32			weight;		/* A */
+	struct iopa_group	*group;		/* L + group */
+	struct list_head	group_node;	/* group */
+	bool			group_demand;	/* L */
+	bool			group_active;	/* group */
+	u32			group_budget;	/* L */
+	u32			group_sharers;	/* L */
 };
 
 /**
@@ -365,6 +383,7 @@ extern struct list_head iopa_ctx_list;
 extern struct mutex iopa_ctx_list_lock;
 
 struct io_uring_cmd;
+struct iopa_group;
 
 /* queue.c */
 void iopa_job_free_list(struct list_head *gc);
@@ -410,6 +429,7 @@ u32 iopa_params_read(size_t off);
 enum iopa_ctl_policy iopa_default_policy_get(void);
 void iopa_default_policy_set(enum iopa_ctl_policy pol);
 void iopa_params_init(void);
+u64 iopa_adapt_cpu_idle_us(void);
 void iopa_debugfs_init(void);
 void iopa_debugfs_exit(void);
 
@@ -426,6 +446,15 @@ void iopa_uring_kick(struct iopa_ctx *ctx);
 void iopa_uring_job_ended(struct iopa_kjob *job);
 void iopa_uring_job_free(struct iopa_kjob *job);
 void iopa_uring_exit(void);
+
+/* group.c */
+u64 iopa_sub_cgroup_id(void);
+void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
+			 u64 now_ns);
+void iopa_group_join(struct iopa_submitter *sub);
+void iopa_group_leave(struct iopa_submitter *sub);
+void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st);
+void iopa_group_debugfs(struct dentry *dir);
 
 /* blkstat.c */
 void iopa_blkstat_track(dev_t dev);

@@ -219,8 +219,10 @@ void iopa_sub_update(struct iopa_submitter *sub)
 
 	lockdep_assert_held(&sub->ctx->lock);
 	if (sub->nr[IOPA_JOB_PENDING] &&
-	    sub->nr[IOPA_JOB_RUNNING] >= sub->limit)
+	    sub->nr[IOPA_JOB_RUNNING] >= sub->limit) {
 		sub->cyc.demand = true;
+		sub->group_demand = true;
+	}
 	if (iopa_sub_dispatchable(sub)) {
 		if (!queued)
 			list_add_tail(&sub->rr_node, &sub->ctx->runnable);
@@ -727,7 +729,8 @@ static long iopa_get_features(void __user *argp)
 		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL |
 			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
 			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST |
-			    IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES,
+			    IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES |
+			    IOPA_FEAT_SHARE,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,

@@ -4,6 +4,7 @@
  *
  *   iopa_limit_change  the controller changed a submitter's limit
  *   iopa_cycle         a submitter's adjustment cycle ended
+ *   iopa_group_cycle   a device group's cycle ended (group.c)
  *
  * Submitters are named by (context id, submitter id): ids count from 1,
  * contexts module-wide, submitters within their context.
@@ -89,6 +90,37 @@ TRACE_EVENT(iopa_cycle,
 		      __entry->demand, __entry->saturated, __entry->cached,
 		      __entry->jobs, __entry->wait_us, __entry->svc_us,
 		      __entry->noise / 1000, __entry->noise % 1000)
+);
+
+TRACE_EVENT(iopa_group_cycle,
+	    TP_PROTO(u32 group, u32 dev, u32 old_budget, u32 budget, u32 mode,
+		     u32 r_permille, u64 tput, u32 members, u32 sharers),
+	    TP_ARGS(group, dev, old_budget, budget, mode, r_permille, tput,
+		    members, sharers),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, dev)
+			     __field(u32, old_budget)
+			     __field(u32, budget)
+			     __field(u32, mode)
+			     __field(u32, r_permille)
+			     __field(u64, tput)
+			     __field(u32, members)
+			     __field(u32, sharers)),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->dev = dev;
+			   __entry->old_budget = old_budget;
+			   __entry->budget = budget;
+			   __entry->mode = mode;
+			   __entry->r_permille = r_permille;
+			   __entry->tput = tput;
+			   __entry->members = members;
+			   __entry->sharers = sharers;),
+	    TP_printk("group=%u dev=%u:%u budget=%u->%u mode=%s r=%u.%03u bytes/s=%llu members=%u sharers=%u",
+		      __entry->group, MAJOR(__entry->dev), MINOR(__entry->dev),
+		      __entry->old_budget, __entry->budget,
+		      iopa_show_mode(__entry->mode),
+		      __entry->r_permille / 1000, __entry->r_permille % 1000,
+		      __entry->tput, __entry->members, __entry->sharers)
 );
 
 #endif /* _IOPA_TRACE_H */

@@ -251,8 +251,11 @@ TEST_F(w, limits)
 	EXPECT_EQ(1U, state.min);
 	EXPECT_EQ(8U, state.max);
 	EXPECT_EQ(0U, state.flags);
-	EXPECT_EQ(0ULL, state.reserved[0]);
-	EXPECT_EQ(0ULL, state.reserved[1]);
+	EXPECT_EQ(0U, state.reserved0);
+	/* alone on no device: no shared budget, the default weight */
+	EXPECT_EQ(0U, state.budget);
+	EXPECT_EQ(0U, state.sharers);
+	EXPECT_EQ((unsigned int)IOPA_WEIGHT_DEFAULT, state.weight);
 	/*
 	 * No job ran: nothing waited or completed (0 from a module without
 	 * IOPA_FEAT_TIMES too); the noise is 0 before the first cycle, at

@@ -496,8 +496,11 @@ TEST_F(aabi, create_adaptive)
 	for (i = 0; i < IOPA_STATE_MAX_DEVS; i++)
 		EXPECT_EQ(0U, st.devs[i]);
 	EXPECT_EQ((__u32)IOPA_ORDER_FIFO, st.order);
-	for (i = 0; i < IOPA_ARRAY_SIZE(st.reserved); i++)
-		EXPECT_EQ(0ULL, st.reserved[i]);
+	/* alone, before any cycle: no budget shared, the default weight */
+	EXPECT_EQ(0U, st.budget);
+	EXPECT_EQ(0U, st.sharers);
+	EXPECT_EQ((__u32)IOPA_WEIGHT_DEFAULT, st.weight);
+	EXPECT_EQ(0U, st.reserved0);
 }
 
 TEST_F(aabi, create_fixed)
@@ -723,16 +726,81 @@ TEST_F(aabi, set_adapt_flags_reserved)
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
 	a.flags = 1U << 31;
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
-	for (i = 0; i < IOPA_ARRAY_SIZE(a.reserved); i++) {
+	for (i = 0; i < 2; i++) {
 		memset(&a, 0, sizeof(a));
 		a.policy = IOPA_POLICY_IOPA;
 		a.min = 2;
-		a.reserved[i] = i ? 1ULL << 63 : 1;
+		if (i)
+			a.reserved = 1ULL << 63;
+		else
+			a.reserved0 = 1;
 		EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a))
-			TH_LOG("reserved[%u] != 0 accepted", i);
+			TH_LOG("reserved %u != 0 accepted", i);
 	}
 	ASSERT_EQ(0, iopa_get_state(self->sub, &after));
 	EXPECT_ADAPT_SAME(&before, &after);
+}
+
+/*
+ * IOPA_ADAPT_F_WEIGHT: 1..10000, a weight without the flag or the flag
+ * without a valid weight is EINVAL; above the default needs
+ * CAP_SYS_NICE (a child that dropped root gets EPERM).
+ */
+TEST_F(aabi, set_adapt_weight)
+{
+	struct iopa_adapt a = { .policy = IOPA_POLICY_KEEP };
+	struct iopa_state st;
+	int status;
+	pid_t pid;
+
+	a.weight = 50;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
+	a.flags = IOPA_ADAPT_F_WEIGHT;
+	a.weight = 0;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
+	a.weight = IOPA_WEIGHT_MAX + 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
+	a.flags = IOPA_ADAPT_F_WEIGHT << 1;
+	a.weight = 0;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	EXPECT_EQ((__u32)IOPA_WEIGHT_DEFAULT, st.weight);
+
+	a.flags = IOPA_ADAPT_F_WEIGHT;
+	a.weight = 50;
+	ASSERT_EQ(0, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	EXPECT_EQ(50U, st.weight);
+
+	/* a process without CAP_SYS_NICE: down yes, above 100 no */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct iopa_adapt b = {
+			.policy = IOPA_POLICY_KEEP,
+			.flags = IOPA_ADAPT_F_WEIGHT,
+			.weight = IOPA_WEIGHT_DEFAULT + 1,
+		};
+
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(3);
+		if (iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &b) != -EPERM)
+			_exit(1);
+		b.weight = IOPA_WEIGHT_DEFAULT;
+		_exit(iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &b) ? 2 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	EXPECT_EQ((__u32)IOPA_WEIGHT_DEFAULT, st.weight);
+
+	/* root may give more */
+	a.weight = IOPA_WEIGHT_MAX;
+	ASSERT_EQ(0, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
+	ASSERT_EQ(0, iopa_get_state(self->sub, &st));
+	EXPECT_EQ((__u32)IOPA_WEIGHT_MAX, st.weight);
 }
 
 TEST_F(aabi, new_ioctls_wrong_fd_enotty)
@@ -1881,8 +1949,106 @@ TEST_F_TIMEOUT(load, state_reports_times, 120)
 	/* at least the 2% floor, at most the 50% ceiling */
 	EXPECT_LE(20U, st.noise_permille);
 	EXPECT_GE(500U, st.noise_permille);
-	EXPECT_EQ(0ULL, st.reserved[0]);
-	EXPECT_EQ(0ULL, st.reserved[1]);
+	EXPECT_EQ(0U, st.reserved0);
+}
+
+/*
+ * Device-wide admission (bracket only): two submitters reading one device
+ * share its budget: the same budget, split equally (one cgroup: theirs),
+ * their limits within it.
+ */
+TEST_F_TIMEOUT(load, shared_device_splits_budget, 120)
+{
+	struct iopa_state sa, sb;
+	struct obs o[MAX_SUBS];
+	int a, b, d;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device sharing is the bracket policy's");
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	a = load_add_sub(&self->l);
+	ASSERT_LE(0, a);
+	b = load_add_sub(&self->l);
+	ASSERT_LE(0, b);
+	obs_reset(&o[0], variant->policy);
+	obs_reset(&o[1], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 20, 60000));
+	ASSERT_WORKERS_OK(&self->l);
+	ASSERT_EQ(0, iopa_get_state(a, &sa));
+	ASSERT_EQ(0, iopa_get_state(b, &sb));
+	LOG_STATE(&sa);
+	LOG_STATE(&sb);
+	TH_LOG("budget %u/%u sharers %u/%u limits %u %u", sa.budget,
+	       sb.budget, sa.sharers, sb.sharers, sa.limit, sb.limit);
+	ASSERT_LT(0U, sa.budget);
+	EXPECT_EQ(sa.budget, sb.budget);
+	EXPECT_EQ(1U, sa.sharers);
+	EXPECT_EQ(1U, sb.sharers);
+	d = (int)sa.limit - (int)sb.limit;
+	EXPECT_GE(1, d < 0 ? -d : d);
+	EXPECT_GE(sa.budget + 1, sa.limit + sb.limit);
+}
+
+/* A leaver's share goes back: the one left gets the whole budget. */
+TEST_F_TIMEOUT(load, shared_device_leaver_share_returns, 120)
+{
+	struct iopa_state sa;
+	struct obs o[MAX_SUBS];
+	int a, b;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device sharing is the bracket policy's");
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	a = load_add_sub(&self->l);
+	ASSERT_LE(0, a);
+	b = load_add_sub(&self->l);
+	ASSERT_LE(0, b);
+	obs_reset(&o[0], variant->policy);
+	obs_reset(&o[1], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 15, 60000));
+	ASSERT_EQ(0, iopa_get_state(a, &sa));
+	ASSERT_LT(0U, sa.budget);
+	/* b leaves: the last submitter of the load */
+	ASSERT_EQ(b, self->l.subs[self->l.nr_subs - 1]);
+	self->l.nr_subs--;
+	close(b);
+	obs_reset(&o[0], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 10, 60000));
+	ASSERT_WORKERS_OK(&self->l);
+	ASSERT_EQ(0, iopa_get_state(a, &sa));
+	LOG_STATE(&sa);
+	TH_LOG("budget %u sharers %u limit %u", sa.budget, sa.sharers,
+	       sa.limit);
+	ASSERT_LT(0U, sa.budget);
+	EXPECT_EQ(1U, sa.sharers);
+	EXPECT_EQ(sa.budget, sa.limit);
+}
+
+/* A pinned limit is the submitter's own: it leaves the device's group. */
+TEST_F_TIMEOUT(load, shared_device_pinned_leaves, 120)
+{
+	struct iopa_state sa;
+	struct obs o[MAX_SUBS];
+	int a;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device sharing is the bracket policy's");
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	a = load_add_sub(&self->l);
+	ASSERT_LE(0, a);
+	obs_reset(&o[0], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 10, 60000));
+	ASSERT_EQ(0, iopa_get_state(a, &sa));
+	ASSERT_LT(0U, sa.budget);
+	ASSERT_EQ(0, iopa_set_limit(a, 3));
+	ASSERT_EQ(0, iopa_get_state(a, &sa));
+	EXPECT_EQ(0U, sa.budget);
+	EXPECT_EQ(0U, sa.sharers);
+	EXPECT_EQ(3U, sa.limit);
+	ASSERT_WORKERS_OK(&self->l);
 }
 
 TEST_F_TIMEOUT(load, stays_low_on_throttled_device, 120)

@@ -61,6 +61,12 @@
 #define IOPA_FEAT_BRACKET	_BITULL(6)
 /* struct iopa_state.wait_us, svc_us, completions, noise_permille. */
 #define IOPA_FEAT_TIMES		_BITULL(7)
+/*
+ * Device-wide admission: bracket submitters whose jobs read one device
+ * share its budget; IOPA_ADAPT_F_WEIGHT; struct iopa_state.budget,
+ * weight, sharers.
+ */
+#define IOPA_FEAT_SHARE		_BITULL(8)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -273,7 +279,11 @@ struct iopa_limit {
  * @min: lower bound of the limit while it adapts, 0 for none
  * @max: upper bound of the limit while it adapts, 0 for none; if both
  *	are set, min <= max.  Both at most IOPA_LIMIT_MAX
- * @flags: zero (no flags are defined yet)
+ * @flags: IOPA_ADAPT_F_WEIGHT to set @weight, else zero
+ * @weight: with IOPA_ADAPT_F_WEIGHT, the submitter's weight in the split
+ *	of a device's budget (IOPA_WEIGHT_MIN..IOPA_WEIGHT_MAX; above
+ *	IOPA_WEIGHT_DEFAULT needs CAP_SYS_NICE); else zero
+ * @reserved0: zero
  * @reserved: zero
  *
  * The bounds clamp an adapting limit at once and every later
@@ -285,8 +295,23 @@ struct iopa_adapt {
 	__u32	min;
 	__u32	max;
 	__u32	flags;
-	__u64	reserved[2];
+	__u32	weight;
+	__u32	reserved0;
+	__u64	reserved;
 };
+
+/* struct iopa_adapt.flags: set the weight (IOPA_FEAT_SHARE). */
+#define IOPA_ADAPT_F_WEIGHT	0x1U
+#define IOPA_ADAPT_F_MASK	IOPA_ADAPT_F_WEIGHT
+
+/*
+ * Weights in the split of a device's budget among the cgroups whose
+ * submitters share the device (IOPA_FEAT_SHARE): a cgroup's share is
+ * proportional to the largest weight of its submitters.
+ */
+#define IOPA_WEIGHT_MIN		1
+#define IOPA_WEIGHT_DEFAULT	100
+#define IOPA_WEIGHT_MAX		10000
 
 /* Dispatch orders (struct iopa_order.order, struct iopa_state.order). */
 /* Submission order, a requeued job first (the default). */
@@ -360,7 +385,13 @@ struct iopa_order {
  * @completions: jobs completed in the last cycle (IOPA_FEAT_TIMES)
  * @noise_permille: the controller's estimate of the last cycle's
  *	throughput standard error, in 1/1000 of it (IOPA_FEAT_TIMES)
- * @reserved: zero
+ * @budget: the budget of the device the submitter shares with others
+ *	(devs[0]): how many jobs of all its sharers may run at once; 0 if
+ *	the submitter's limit is its own (IOPA_FEAT_SHARE)
+ * @weight: the submitter's weight (IOPA_FEAT_SHARE)
+ * @sharers: cgroups whose active submitters split @budget, 0 if none
+ *	(IOPA_FEAT_SHARE)
+ * @reserved0: zero
  */
 struct iopa_state {
 	__u32	limit;
@@ -384,7 +415,10 @@ struct iopa_state {
 	__u32	svc_us;
 	__u32	completions;
 	__u32	noise_permille;
-	__u64	reserved[2];
+	__u32	budget;
+	__u32	weight;
+	__u32	sharers;
+	__u32	reserved0;
 };
 
 /**

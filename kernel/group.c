@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - device-wide admission: submitters that read one device share
+ * its budget.
+ *
+ * Each submitter's own controller sees only its own bytes: two of them on
+ * one disk each climb against the other, and a probe that only takes
+ * share from a neighbour looks like a gain.  Only the kernel sees every
+ * submitter of every process on a device, so it controls the device as a
+ * whole:
+ *
+ * - A group per device (the device of a job's file: devs[0] of the
+ *   submitter).  A submitter joins its device's group at the end of one
+ *   of its own cycles once it adapts with the bracket policy and its jobs
+ *   do block I/O; it leaves when it is pinned (SET_LIMIT), switches
+ *   policy, or closes.  Submitters without device I/O (CPU-bound jobs,
+ *   cache hits), pinned ones and those with another policy keep their
+ *   own controller.
+ * - The group has one controller (kernel/ctl.c, the bracket policy)
+ *   whose limit is the device's budget: how many jobs of all its members
+ *   may run at once.  Its samples are the members' summed block-layer
+ *   bytes, completions and service times, so a probe is judged on what
+ *   the device gives all of them: taking a neighbour's share is not a
+ *   gain.  The first member hands the group its own controller, state
+ *   and all, so a lone submitter adapts exactly as it did alone.
+ * - The budget is split among the cgroups (v2) of the active members
+ *   (those with jobs waiting or running), in proportion to each cgroup's
+ *   weight (the largest weight of its active submitters; IOPA_WEIGHT_*),
+ *   then equally among a cgroup's active submitters, at least 1 each,
+ *   within each submitter's min/max.  Why cgroups: a service is a cgroup
+ *   (a systemd unit, a container), so opening more submitters, contexts
+ *   or processes inside it buys nothing; splitting by user would let one
+ *   user's services starve each other and a container could not be
+ *   isolated.  A weight above the default needs CAP_SYS_NICE, as a nice
+ *   value below 0 does.  An inactive member keeps the share a newcomer
+ *   would get, so it can start at once.
+ * - The split is redone at every group cycle (evidence-ended, so a few
+ *   hundred milliseconds on a disk): a newcomer gets its share at the
+ *   first cycle after it joins; a leaver's share goes back to the others
+ *   at the next.
+ *
+ * Locking: iopa_groups_lock (a mutex) protects the list of groups and is
+ * taken before a group's lock (a mutex), which is taken before a member's
+ * ctx->lock.  A member's completions add to the group's atomic
+ * accumulators under its ctx->lock; sub->group is written under both the
+ * group's lock and ctx->lock, so it can be read under either.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cgroup.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "iopa.h"
+#include "trace.h"
+
+/**
+ * struct iopa_group - the submitters sharing one device
+ * @node: G: on iopa_groups
+ * @dev: I: the device
+ * @id: I: module-wide number, for tracing and debugfs
+ * @lock: protects the M fields
+ * @members: M: the member submitters (iopa_submitter.group_node)
+ * @nr_members: M: length of @members
+ * @ctl: M: the budget's controller
+ * @work: ends the group's cycles
+ * @start_ns: A (written under @lock): start of the cycle under way
+ * @idle_us: M: CPU idle + iowait time at @start_ns
+ * @need_jobs: A (written under @lock): completions the cycle needs
+ * @spans: A (written under @lock): mean service times the cycle needs
+ * @ending: A: the cycle's end is queued
+ * @bytes: A: the members' block I/O bytes of jobs completed this cycle
+ * @jobs: A: the members' jobs completed this cycle
+ * @svc_us: A: sum of their service times
+ * @svc_sq: A: sum of their squares (saturated)
+ * @cycles: M: cycles run
+ * @changes: M: budget changes
+ * @sharers: M: cgroups of active members at the last split
+ * @tput: M: the last cycle's bytes per second
+ * @dead: M: the last member left; no cycle may re-arm
+ */
+struct iopa_group {
+	struct list_head	node;		/* G */
+	dev_t			dev;		/* I */
+	u32			id;		/* I */
+	struct mutex		lock;
+	struct list_head	members;	/* M */
+	u32			nr_members;	/* M */
+	struct iopa_ctl		ctl;		/* M */
+	struct delayed_work	work;
+	u64			start_ns;	/* A */
+	u64			idle_us;	/* M */
+	u32			need_jobs;	/* A */
+	u32			spans;		/* A */
+	atomic_t		ending;		/* A */
+	atomic64_t		bytes;		/* A */
+	atomic64_t		jobs;		/* A */
+	atomic64_t		svc_us;		/* A */
+	atomic64_t		svc_sq;		/* A */
+	u64			cycles;		/* M */
+	u64			changes;	/* M */
+	u32			sharers;	/* M */
+	u64			tput;		/* M */
+	bool			dead;		/* M */
+};
+
+/* G: the groups; taken before any group's lock. */
+static LIST_HEAD(iopa_groups);
+static DEFINE_MUTEX(iopa_groups_lock);
+static u32 iopa_next_group_id;		/* G */
+
+/**
+ * iopa_sub_cgroup_id() - the cgroup (v2) of the current task, as an id
+ *
+ * Return: the id, or 0 without cgroups.
+ */
+u64 iopa_sub_cgroup_id(void)
+{
+#ifdef CONFIG_CGROUPS
+	u64 id;
+
+	rcu_read_lock();
+	id = cgroup_id(task_dfl_cgroup(current));
+	rcu_read_unlock();
+	return id;
+#else
+	return 0;
+#endif
+}
+
+/* Set the evidence thresholds and the start of the cycle now starting. */
+static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
+{
+	u32 need, spans;
+
+	lockdep_assert_held(&g->lock);
+	iopa_ctl_cycle_need(&g->ctl, &need, &spans);
+	atomic64_set(&g->bytes, 0);
+	atomic64_set(&g->jobs, 0);
+	atomic64_set(&g->svc_us, 0);
+	atomic64_set(&g->svc_sq, 0);
+	g->idle_us = idle;
+	WRITE_ONCE(g->need_jobs, need);
+	WRITE_ONCE(g->spans, spans);
+	WRITE_ONCE(g->start_ns, now);
+	atomic_set(&g->ending, 0);
+}
+
+static void iopa_group_arm(struct iopa_group *g,
+			   const struct iopa_ctl_params *p)
+{
+	lockdep_assert_held(&g->lock);
+	if (g->dead)
+		return;
+	mod_delayed_work(system_unbound_wq, &g->work,
+			 msecs_to_jiffies(iopa_ctl_next_cycle_ms(&g->ctl, p)));
+}
+
+/**
+ * iopa_group_job_done() - a member's job completed: add it to the cycle
+ * @sub: the member
+ * @bytes: block I/O bytes charged to the job
+ * @svc_us: its service time
+ * @now_ns: ktime_get_ns() now
+ *
+ * Queues the end of the group's cycle once the cycle holds enough
+ * evidence (iopa_ctl_cycle_enough()'s rule, with the thresholds set at
+ * the cycle's start).
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
+			 u64 now_ns)
+{
+	struct iopa_group *g = sub->group;
+	u64 sq = svc_us < U32_MAX ? svc_us * svc_us : U64_MAX;
+	u64 jobs, sum, start, need_us;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (!g)
+		return;
+	atomic64_add(bytes, &g->bytes);
+	jobs = atomic64_inc_return(&g->jobs);
+	sum = atomic64_add_return(svc_us, &g->svc_us);
+	/* Saturation is approximate: a sum past 2^63 stops mattering. */
+	if (atomic64_read(&g->svc_sq) < (s64)(S64_MAX - sq))
+		atomic64_add(sq, &g->svc_sq);
+	if (!READ_ONCE(g->need_jobs) || jobs < READ_ONCE(g->need_jobs))
+		return;
+	start = READ_ONCE(g->start_ns);
+	need_us = READ_ONCE(g->spans) * div64_u64(sum, jobs);
+	if (now_ns < start || div_u64(now_ns - start, NSEC_PER_USEC) < need_us ||
+	    now_ns - start < (u64)IOPA_CTL_MIN_CYCLE_MS * NSEC_PER_MSEC)
+		return;
+	if (!atomic_xchg(&g->ending, 1))
+		mod_delayed_work(system_unbound_wq, &g->work, 0);
+}
+
+/* Active: jobs waiting or running, or demand seen in the cycle. */
+static bool iopa_group_member_active(struct iopa_submitter *sub)
+{
+	lockdep_assert_held(&sub->ctx->lock);
+	return sub->group_demand || sub->nr[IOPA_JOB_PENDING] ||
+	       sub->nr[IOPA_JOB_RUNNING];
+}
+
+/*
+ * Split the budget: among the active members' cgroups by weight, then
+ * equally within a cgroup.  Two passes over the members: the first
+ * notes who is active (and clears the cycle's demand), the second
+ * computes each member's share from the per-cgroup sums of the first.
+ */
+static void iopa_group_split(struct iopa_group *g, u32 r, u64 tput)
+{
+	struct iopa_submitter *sub, *o;
+	u32 budget = iopa_ctl_limit(&g->ctl), sharers = 0;
+	u64 wsum = 0;
+
+	lockdep_assert_held(&g->lock);
+	list_for_each_entry(sub, &g->members, group_node) {
+		spin_lock(&sub->ctx->lock);
+		sub->group_active = iopa_group_member_active(sub);
+		sub->group_demand = false;
+		spin_unlock(&sub->ctx->lock);
+	}
+	/* Per cgroup, once (its first active member counts it). */
+	list_for_each_entry(sub, &g->members, group_node) {
+		u32 w = 0;
+		bool first = true;
+
+		if (!sub->group_active)
+			continue;
+		list_for_each_entry(o, &g->members, group_node) {
+			if (!o->group_active || o->cgroup_id != sub->cgroup_id)
+				continue;
+			if (o == sub)
+				break;
+			first = false;
+		}
+		if (!first)
+			continue;
+		list_for_each_entry(o, &g->members, group_node)
+			if (o->group_active && o->cgroup_id == sub->cgroup_id &&
+			    READ_ONCE(o->weight) > w)
+				w = READ_ONCE(o->weight);
+		wsum += w;
+		sharers++;
+	}
+	g->sharers = sharers;
+
+	list_for_each_entry(sub, &g->members, group_node) {
+		u32 w = 0, n = 0, share, old;
+		u64 v;
+
+		list_for_each_entry(o, &g->members, group_node) {
+			if (!o->group_active || o->cgroup_id != sub->cgroup_id)
+				continue;
+			n++;
+			if (READ_ONCE(o->weight) > w)
+				w = READ_ONCE(o->weight);
+		}
+		if (sub->group_active && wsum) {
+			v = div64_u64((u64)budget * w, wsum);
+			share = (u32)div_u64(v, n ? n : 1);
+		} else {
+			/* What a newcomer would get: start at once. */
+			share = budget / (sharers + 1);
+		}
+		spin_lock(&sub->ctx->lock);
+		share = iopa_ctl_clamp_limit(&sub->ctl, share ? share : 1);
+		old = sub->limit;
+		sub->limit = share;
+		sub->group_budget = budget;
+		sub->group_sharers = sharers;
+		iopa_sub_update(sub);
+		if (share != old) {
+			sub->changes++;
+			trace_iopa_limit_change(sub->ctx->id, sub->id, old, share,
+						iopa_ctl_mode(&g->ctl), r, tput);
+		}
+		if (share > old)
+			iopa_kick_workers(sub->ctx, share - old);
+		spin_unlock(&sub->ctx->lock);
+	}
+}
+
+static void iopa_group_work_fn(struct work_struct *work)
+{
+	struct iopa_group *g = container_of(to_delayed_work(work),
+					    struct iopa_group, work);
+	struct iopa_ctl_sample s = { };
+	struct iopa_submitter *sub;
+	struct iopa_ctl_params p;
+	u64 now, idle, elapsed_ms, idle_ms, jobs;
+	u32 old, mode, r = 0;
+
+	iopa_params_get(&p);
+	idle = iopa_adapt_cpu_idle_us();
+	now = ktime_get_ns();
+	mutex_lock(&g->lock);
+	if (g->dead) {
+		mutex_unlock(&g->lock);
+		return;
+	}
+	elapsed_ms = max_t(u64, div_u64(now - g->start_ns, NSEC_PER_MSEC), 1);
+	idle_ms = idle >= g->idle_us ?
+		  div_u64(idle - g->idle_us, USEC_PER_MSEC) : U64_MAX;
+	jobs = atomic64_read(&g->jobs);
+	s.tput = div64_u64(atomic64_read(&g->bytes) * MSEC_PER_SEC,
+			   elapsed_ms);
+	s.elapsed_ms = min_t(u64, elapsed_ms, U32_MAX);
+	s.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
+	s.completions = min_t(u64, jobs, U32_MAX);
+	s.svc_us = atomic64_read(&g->svc_us);
+	s.svc_sq = atomic64_read(&g->svc_sq);
+	/* A cycle of cache hits says nothing of the device. */
+	s.cached = jobs && !atomic64_read(&g->bytes);
+	list_for_each_entry(sub, &g->members, group_node) {
+		spin_lock(&sub->ctx->lock);
+		if (sub->group_demand ||
+		    (sub->nr[IOPA_JOB_PENDING] &&
+		     sub->nr[IOPA_JOB_RUNNING] >= sub->limit))
+			s.demand = true;
+		spin_unlock(&sub->ctx->lock);
+	}
+	g->tput = s.tput;
+	old = iopa_ctl_limit(&g->ctl);
+	mode = iopa_ctl_mode(&g->ctl);
+	if (iopa_ctl_update(&g->ctl, &p, &s, &r))
+		g->changes++;
+	g->cycles++;
+	iopa_group_split(g, r, s.tput);
+	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
+			       mode, r, s.tput, g->nr_members, g->sharers);
+	iopa_group_cycle_begin(g, now, idle);
+	iopa_group_arm(g, &p);
+	mutex_unlock(&g->lock);
+}
+
+static struct iopa_group *iopa_group_get(dev_t dev,
+					 const struct iopa_ctl *from)
+{
+	struct iopa_group *g;
+
+	lockdep_assert_held(&iopa_groups_lock);
+	list_for_each_entry(g, &iopa_groups, node)
+		if (g->dev == dev)
+			return g;
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return NULL;
+	g->dev = dev;
+	g->id = ++iopa_next_group_id;
+	mutex_init(&g->lock);
+	INIT_LIST_HEAD(&g->members);
+	INIT_DELAYED_WORK(&g->work, iopa_group_work_fn);
+	/* The first member's controller carries on as the device's. */
+	g->ctl = *from;
+	list_add_tail(&g->node, &iopa_groups);
+	return g;
+}
+
+/**
+ * iopa_group_join() - make @sub share its device's budget, if it should
+ * @sub: an open submitter, in no group
+ *
+ * It joins if it adapts with the bracket policy and its jobs do block I/O
+ * on a device (devs[0]).  The budget is split again at once.
+ *
+ * Context: may sleep; no lock held.
+ */
+void iopa_group_join(struct iopa_submitter *sub)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_ctl_params p;
+	struct iopa_ctl ctl;
+	struct iopa_group *g;
+	bool fresh;
+	dev_t dev;
+
+	spin_lock(&ctx->lock);
+	if (sub->group || sub->closed || !sub->nr_devs ||
+	    !MAJOR(sub->devs[0]) || !sub->tput_bytes ||
+	    iopa_ctl_policy(&sub->ctl) != IOPA_CTL_POLICY_BRACKET ||
+	    iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
+		spin_unlock(&ctx->lock);
+		return;
+	}
+	dev = sub->devs[0];
+	ctl = sub->ctl;
+	spin_unlock(&ctx->lock);
+
+	iopa_params_get(&p);
+	mutex_lock(&iopa_groups_lock);
+	g = iopa_group_get(dev, &ctl);
+	if (!g) {
+		mutex_unlock(&iopa_groups_lock);
+		return;
+	}
+	mutex_lock(&g->lock);
+	fresh = !g->nr_members;
+	spin_lock(&ctx->lock);
+	/* Closed, pinned or switched meanwhile: stay out. */
+	if (sub->closed || sub->group ||
+	    iopa_ctl_policy(&sub->ctl) != IOPA_CTL_POLICY_BRACKET ||
+	    iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
+		spin_unlock(&ctx->lock);
+		goto out_unlock;
+	}
+	sub->group = g;
+	sub->group_demand = true;
+	list_add_tail(&sub->group_node, &g->members);
+	g->nr_members++;
+	spin_unlock(&ctx->lock);
+	if (fresh) {
+		g->dead = false;
+		iopa_group_cycle_begin(g, ktime_get_ns(),
+				       iopa_adapt_cpu_idle_us());
+	}
+	iopa_group_split(g, 1000, g->tput);
+	iopa_group_arm(g, &p);
+out_unlock:
+	if (!g->nr_members) {
+		list_del(&g->node);
+		mutex_unlock(&g->lock);
+		kfree(g);
+	} else {
+		mutex_unlock(&g->lock);
+	}
+	mutex_unlock(&iopa_groups_lock);
+}
+
+/**
+ * iopa_group_leave() - @sub controls its own limit again
+ * @sub: the submitter
+ *
+ * Its own controller resumes from the limit it had in the group.  The
+ * others' split is redone at the group's next cycle; the last member to
+ * leave frees the group.
+ *
+ * Context: may sleep; no lock held.
+ */
+void iopa_group_leave(struct iopa_submitter *sub)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_group *g;
+	bool last;
+
+	mutex_lock(&iopa_groups_lock);
+	spin_lock(&ctx->lock);
+	g = sub->group;
+	spin_unlock(&ctx->lock);
+	if (!g) {
+		mutex_unlock(&iopa_groups_lock);
+		return;
+	}
+	mutex_lock(&g->lock);
+	spin_lock(&ctx->lock);
+	sub->group = NULL;
+	sub->group_budget = 0;
+	sub->group_sharers = 0;
+	list_del(&sub->group_node);
+	g->nr_members--;
+	/* Adapt alone again, from the share it had. */
+	if (iopa_ctl_mode(&sub->ctl) != IOPA_CTL_MODE_FIXED) {
+		iopa_ctl_set_fixed(&sub->ctl, sub->limit);
+		iopa_ctl_set_fixed(&sub->ctl, 0);
+	}
+	spin_unlock(&ctx->lock);
+	last = !g->nr_members;
+	if (last) {
+		g->dead = true;
+		list_del(&g->node);
+	}
+	mutex_unlock(&g->lock);
+	mutex_unlock(&iopa_groups_lock);
+	if (last) {
+		cancel_delayed_work_sync(&g->work);
+		kfree(g);
+	}
+}
+
+/**
+ * iopa_group_fill_state() - the sharing part of GET_STATE
+ * @sub: the submitter
+ * @st: filled in: budget, weight, sharers
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st)
+{
+	lockdep_assert_held(&sub->ctx->lock);
+	st->budget = sub->group ? sub->group_budget : 0;
+	st->sharers = sub->group ? sub->group_sharers : 0;
+	st->weight = READ_ONCE(sub->weight);
+}
+
+/* <debugfs>/iopa/groups: one line per device group and member. */
+static int iopa_groups_show(struct seq_file *m, void *v)
+{
+	struct iopa_submitter *sub;
+	struct iopa_group *g;
+
+	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s\n");
+	seq_puts(m, "  member: ctx sub cgroup weight active limit\n");
+	mutex_lock(&iopa_groups_lock);
+	list_for_each_entry(g, &iopa_groups, node) {
+		mutex_lock(&g->lock);
+		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu\n", g->id,
+			   MAJOR(g->dev), MINOR(g->dev),
+			   iopa_ctl_policy_name(iopa_ctl_policy(&g->ctl)),
+			   iopa_ctl_mode_name(iopa_ctl_mode(&g->ctl)),
+			   iopa_ctl_limit(&g->ctl), g->nr_members, g->sharers,
+			   g->cycles, g->changes, g->tput);
+		list_for_each_entry(sub, &g->members, group_node) {
+			spin_lock(&sub->ctx->lock);
+			seq_printf(m, "  member: %u %u %llu %u %d %u\n",
+				   sub->ctx->id, sub->id, sub->cgroup_id,
+				   READ_ONCE(sub->weight), sub->group_active,
+				   sub->limit);
+			spin_unlock(&sub->ctx->lock);
+		}
+		mutex_unlock(&g->lock);
+	}
+	mutex_unlock(&iopa_groups_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(iopa_groups);
+
+/**
+ * iopa_group_debugfs() - create <debugfs>/iopa/groups
+ * @dir: <debugfs>/iopa
+ */
+void iopa_group_debugfs(struct dentry *dir)
+{
+	debugfs_create_file("groups", 0400, dir, NULL, &iopa_groups_fops);
+}
