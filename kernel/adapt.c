@@ -487,9 +487,6 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	if (arg.limit > IOPA_LIMIT_MAX)
 		return -EINVAL;
 
-	/* A pinned limit is the submitter's own. */
-	if (arg.limit)
-		iopa_group_leave(sub);
 	iopa_params_get(&p);
 	idle = iopa_adapt_cpu_idle_us();
 	now = ktime_get_ns();
@@ -508,6 +505,12 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 		iopa_adapt_arm(sub, &p);
 	}
 	spin_unlock(&ctx->lock);
+	/*
+	 * A pinned limit is the submitter's own.  Pinned first, then out of
+	 * the group: a join racing with this sees it pinned and stays out.
+	 */
+	if (arg.limit)
+		iopa_group_leave(sub);
 	return 0;
 }
 
@@ -547,11 +550,6 @@ static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
 	} else if (arg.weight) {
 		return -EINVAL;
 	}
-	/* Only bracket submitters share a device's budget. */
-	if (arg.policy != IOPA_POLICY_KEEP &&
-	    arg.policy != IOPA_POLICY_BRACKET)
-		iopa_group_leave(sub);
-
 	iopa_params_get(&p);
 	spin_lock(&ctx->lock);
 	ret = iopa_ctl_set_bounds(&sub->ctl, &p, arg.min, arg.max);
@@ -566,12 +564,22 @@ static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
 	if (!ret && !sub->group) {
 		iopa_adapt_apply(sub);
 	} else if (!ret) {
+		u32 old = sub->limit;
+
 		/* The bounds hold at once in a group too. */
-		sub->limit = iopa_ctl_clamp_limit(&sub->ctl, sub->limit);
+		sub->limit = iopa_ctl_clamp_limit(&sub->ctl, &p, sub->limit);
 		iopa_sub_update(sub);
-		iopa_kick_workers(ctx, sub->limit);
+		if (sub->limit > old)
+			iopa_kick_workers(ctx, sub->limit - old);
 	}
 	spin_unlock(&ctx->lock);
+	/*
+	 * Only bracket submitters share a device's budget.  The policy is
+	 * set first, so a racing join sees it and stays out.
+	 */
+	if (!ret && arg.policy != IOPA_POLICY_KEEP &&
+	    arg.policy != IOPA_POLICY_BRACKET)
+		iopa_group_leave(sub);
 	return ret;
 }
 

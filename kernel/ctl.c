@@ -1683,14 +1683,21 @@ void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans)
 
 /**
  * iopa_ctl_clamp_limit() - a limit brought within the controller's bounds
- * @c: the controller (its min, max and the last max_limit seen)
+ * @c: the controller (its min and max)
+ * @p: the tunables (max_limit now)
  * @limit: the limit
+ *
+ * For a limit set from outside the controller (a device group's share).
  *
  * Return: @limit within [max(1, min), min(max_limit, max)].
  */
-u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c, u32 limit)
+u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c,
+			 const struct iopa_ctl_params *p, u32 limit)
 {
-	return iopa_ctl_clamp(c, limit);
+	struct iopa_ctl t = *c;
+
+	t.ceiling = p->max_limit;
+	return iopa_ctl_clamp(&t, limit);
 }
 
 /**

@@ -299,7 +299,8 @@ enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);
 enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c);
 u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 			   const struct iopa_ctl_params *p);
-u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c, u32 limit);
+u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c,
+			 const struct iopa_ctl_params *p, u32 limit);
 void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans);
 u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit);
 bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,

@@ -26,18 +26,24 @@
  * - The budget is split among the cgroups (v2) of the active members
  *   (those with jobs waiting or running), in proportion to each cgroup's
  *   weight (the largest weight of its active submitters; IOPA_WEIGHT_*),
- *   then equally among a cgroup's active submitters, at least 1 each,
- *   within each submitter's min/max.  Why cgroups: a service is a cgroup
+ *   then equally among a cgroup's active submitters, the remainder one
+ *   job each to the first, at least 1 each, within each submitter's
+ *   min/max (what a bound cuts off is not passed on).  Why cgroups: a service is a cgroup
  *   (a systemd unit, a container), so opening more submitters, contexts
  *   or processes inside it buys nothing; splitting by user would let one
  *   user's services starve each other and a container could not be
- *   isolated.  A weight above the default needs CAP_SYS_NICE, as a nice
- *   value below 0 does.  An inactive member keeps the share a newcomer
- *   would get, so it can start at once.
- * - The split is redone at every group cycle (evidence-ended, so a few
- *   hundred milliseconds on a disk): a newcomer gets its share at the
- *   first cycle after it joins; a leaver's share goes back to the others
- *   at the next.
+ *   isolated.  The cgroup is the leaf one: a user who may create
+ *   cgroups of their own (a delegated subtree) can open more shares.  A
+ *   weight above the default needs CAP_SYS_NICE, as a nice value below
+ *   0 does.  An inactive member keeps 1, to start again at once.
+ * - The split is redone when a submitter joins and at every group cycle
+ *   (evidence-ended, so a few hundred milliseconds on a disk): a
+ *   newcomer gets its share at once; a leaver's share goes back to the
+ *   others at the next cycle.  A cycle during which members joined or
+ *   left is not comparable with the ones before: the controller
+ *   measures afresh (a newcomer's bytes are no gain of a probe).
+ * - The group is that of the device a file's superblock names: a
+ *   partition or a device-mapper device, not the whole disk beneath.
  *
  * Locking: iopa_groups_lock (a mutex) protects the list of groups and is
  * taken before a group's lock (a mutex), which is taken before a member's
@@ -79,6 +85,7 @@
  * @sharers: M: cgroups of active members at the last split
  * @tput: M: the last cycle's bytes per second
  * @dead: M: the last member left; no cycle may re-arm
+ * @changed: M: members joined or left during the cycle under way
  */
 struct iopa_group {
 	struct list_head	node;		/* G */
@@ -103,6 +110,7 @@ struct iopa_group {
 	u32			sharers;	/* M */
 	u64			tput;		/* M */
 	bool			dead;		/* M */
+	bool			changed;	/* M */
 };
 
 /* G: the groups; taken before any group's lock. */
@@ -176,6 +184,8 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 	struct iopa_group *g = sub->group;
 	u64 sq = svc_us < U32_MAX ? svc_us * svc_us : U64_MAX;
 	u64 jobs, sum, start, need_us;
+	s64 old, next;
+	u32 need;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	if (!g)
@@ -183,10 +193,13 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 	atomic64_add(bytes, &g->bytes);
 	jobs = atomic64_inc_return(&g->jobs);
 	sum = atomic64_add_return(svc_us, &g->svc_us);
-	/* Saturation is approximate: a sum past 2^63 stops mattering. */
-	if (atomic64_read(&g->svc_sq) < (s64)(S64_MAX - sq))
-		atomic64_add(sq, &g->svc_sq);
-	if (!READ_ONCE(g->need_jobs) || jobs < READ_ONCE(g->need_jobs))
+	old = atomic64_read(&g->svc_sq);
+	do {
+		next = old > S64_MAX - (s64)min_t(u64, sq, S64_MAX) ?
+		       S64_MAX : old + (s64)sq;
+	} while (!atomic64_try_cmpxchg(&g->svc_sq, &old, next));
+	need = READ_ONCE(g->need_jobs);
+	if (!need || jobs < need)
 		return;
 	start = READ_ONCE(g->start_ns);
 	need_us = READ_ONCE(g->spans) * div64_u64(sum, jobs);
@@ -211,7 +224,9 @@ static bool iopa_group_member_active(struct iopa_submitter *sub)
  * notes who is active (and clears the cycle's demand), the second
  * computes each member's share from the per-cgroup sums of the first.
  */
-static void iopa_group_split(struct iopa_group *g, u32 r, u64 tput)
+static void iopa_group_split(struct iopa_group *g,
+			     const struct iopa_ctl_params *p, bool cycle_end,
+			     u32 r, u64 tput)
 {
 	struct iopa_submitter *sub, *o;
 	u32 budget = iopa_ctl_limit(&g->ctl), sharers = 0;
@@ -221,7 +236,9 @@ static void iopa_group_split(struct iopa_group *g, u32 r, u64 tput)
 	list_for_each_entry(sub, &g->members, group_node) {
 		spin_lock(&sub->ctx->lock);
 		sub->group_active = iopa_group_member_active(sub);
-		sub->group_demand = false;
+		/* Demand is the cycle's evidence: only its end clears it. */
+		if (cycle_end)
+			sub->group_demand = false;
 		spin_unlock(&sub->ctx->lock);
 	}
 	/* Per cgroup, once (its first active member counts it). */
@@ -240,35 +257,45 @@ static void iopa_group_split(struct iopa_group *g, u32 r, u64 tput)
 		}
 		if (!first)
 			continue;
-		list_for_each_entry(o, &g->members, group_node)
+		list_for_each_entry(o, &g->members, group_node) {
+			u32 ow = READ_ONCE(o->weight);
+
 			if (o->group_active && o->cgroup_id == sub->cgroup_id &&
-			    READ_ONCE(o->weight) > w)
-				w = READ_ONCE(o->weight);
+			    ow > w)
+				w = ow;
+		}
 		wsum += w;
 		sharers++;
 	}
 	g->sharers = sharers;
 
 	list_for_each_entry(sub, &g->members, group_node) {
-		u32 w = 0, n = 0, share, old;
+		u32 w = 0, n = 0, rank = 0, share, old;
 		u64 v;
 
 		list_for_each_entry(o, &g->members, group_node) {
+			u32 ow = READ_ONCE(o->weight);
+
 			if (!o->group_active || o->cgroup_id != sub->cgroup_id)
 				continue;
+			if (o == sub)
+				rank = n;
 			n++;
-			if (READ_ONCE(o->weight) > w)
-				w = READ_ONCE(o->weight);
+			if (ow > w)
+				w = ow;
 		}
 		if (sub->group_active && wsum) {
+			/* The cgroup's part, equal shares, the rest to the first. */
 			v = div64_u64((u64)budget * w, wsum);
-			share = (u32)div_u64(v, n ? n : 1);
+			share = (u32)div_u64(v, n);
+			if (rank < v - (u64)share * n)
+				share++;
 		} else {
-			/* What a newcomer would get: start at once. */
-			share = budget / (sharers + 1);
+			/* Idle: one job, to start again at once. */
+			share = 1;
 		}
 		spin_lock(&sub->ctx->lock);
-		share = iopa_ctl_clamp_limit(&sub->ctl, share ? share : 1);
+		share = iopa_ctl_clamp_limit(&sub->ctl, p, share ? share : 1);
 		old = sub->limit;
 		sub->limit = share;
 		sub->group_budget = budget;
@@ -304,6 +331,18 @@ static void iopa_group_work_fn(struct work_struct *work)
 		return;
 	}
 	elapsed_ms = max_t(u64, div_u64(now - g->start_ns, NSEC_PER_MSEC), 1);
+	/*
+	 * A completion that read the last cycle's start may have queued the
+	 * end of this one as it began: go on with it instead.
+	 */
+	if (elapsed_ms < IOPA_CTL_MIN_CYCLE_MS) {
+		atomic_set(&g->ending, 0);
+		mod_delayed_work(system_unbound_wq, &g->work,
+				 msecs_to_jiffies(IOPA_CTL_MIN_CYCLE_MS -
+						  elapsed_ms));
+		mutex_unlock(&g->lock);
+		return;
+	}
 	idle_ms = idle >= g->idle_us ?
 		  div_u64(idle - g->idle_us, USEC_PER_MSEC) : U64_MAX;
 	jobs = atomic64_read(&g->jobs);
@@ -314,8 +353,12 @@ static void iopa_group_work_fn(struct work_struct *work)
 	s.completions = min_t(u64, jobs, U32_MAX);
 	s.svc_us = atomic64_read(&g->svc_us);
 	s.svc_sq = atomic64_read(&g->svc_sq);
-	/* A cycle of cache hits says nothing of the device. */
-	s.cached = jobs && !atomic64_read(&g->bytes);
+	/*
+	 * A cycle of cache hits says nothing of the device, nor one during
+	 * which members came or went: measure afresh.
+	 */
+	s.cached = (jobs && !atomic64_read(&g->bytes)) || g->changed;
+	g->changed = false;
 	list_for_each_entry(sub, &g->members, group_node) {
 		spin_lock(&sub->ctx->lock);
 		if (sub->group_demand ||
@@ -330,7 +373,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (iopa_ctl_update(&g->ctl, &p, &s, &r))
 		g->changes++;
 	g->cycles++;
-	iopa_group_split(g, r, s.tput);
+	iopa_group_split(g, &p, true, r, s.tput);
 	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
 			       mode, r, s.tput, g->nr_members, g->sharers);
 	iopa_group_cycle_begin(g, now, idle);
@@ -339,7 +382,8 @@ static void iopa_group_work_fn(struct work_struct *work)
 }
 
 static struct iopa_group *iopa_group_get(dev_t dev,
-					 const struct iopa_ctl *from)
+					 const struct iopa_ctl *from,
+					 const struct iopa_ctl_params *p)
 {
 	struct iopa_group *g;
 
@@ -355,8 +399,12 @@ static struct iopa_group *iopa_group_get(dev_t dev,
 	mutex_init(&g->lock);
 	INIT_LIST_HEAD(&g->members);
 	INIT_DELAYED_WORK(&g->work, iopa_group_work_fn);
-	/* The first member's controller carries on as the device's. */
+	/*
+	 * The first member's controller carries on as the device's, without
+	 * that member's bounds (the split applies each member's own).
+	 */
 	g->ctl = *from;
+	iopa_ctl_set_bounds(&g->ctl, p, 0, 0);
 	list_add_tail(&g->node, &iopa_groups);
 	return g;
 }
@@ -393,7 +441,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 
 	iopa_params_get(&p);
 	mutex_lock(&iopa_groups_lock);
-	g = iopa_group_get(dev, &ctl);
+	g = iopa_group_get(dev, &ctl, &p);
 	if (!g) {
 		mutex_unlock(&iopa_groups_lock);
 		return;
@@ -414,16 +462,19 @@ void iopa_group_join(struct iopa_submitter *sub)
 	g->nr_members++;
 	spin_unlock(&ctx->lock);
 	if (fresh) {
-		g->dead = false;
 		iopa_group_cycle_begin(g, ktime_get_ns(),
 				       iopa_adapt_cpu_idle_us());
+		/* A running cycle's timer is left alone. */
+		iopa_group_arm(g, &p);
+	} else {
+		g->changed = true;
 	}
-	iopa_group_split(g, 1000, g->tput);
-	iopa_group_arm(g, &p);
+	iopa_group_split(g, &p, false, 1000, g->tput);
 out_unlock:
 	if (!g->nr_members) {
 		list_del(&g->node);
 		mutex_unlock(&g->lock);
+		mutex_destroy(&g->lock);
 		kfree(g);
 	} else {
 		mutex_unlock(&g->lock);
@@ -446,7 +497,17 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_group *g;
 	bool last;
+	u32 old;
 
+	/*
+	 * Callers made sure it cannot join again (closed, pinned, another
+	 * policy): out of no group, nothing to do, and no global mutex.
+	 */
+	spin_lock(&ctx->lock);
+	g = sub->group;
+	spin_unlock(&ctx->lock);
+	if (!g)
+		return;
 	mutex_lock(&iopa_groups_lock);
 	spin_lock(&ctx->lock);
 	g = sub->group;
@@ -462,11 +523,18 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	sub->group_sharers = 0;
 	list_del(&sub->group_node);
 	g->nr_members--;
-	/* Adapt alone again, from the share it had. */
+	g->changed = true;
+	old = sub->limit;
 	if (iopa_ctl_mode(&sub->ctl) != IOPA_CTL_MODE_FIXED) {
+		/* Adapt alone again, from the share it had. */
 		iopa_ctl_set_fixed(&sub->ctl, sub->limit);
 		iopa_ctl_set_fixed(&sub->ctl, 0);
 	}
+	/* Its own limit (pinned, or the share it had) from now on. */
+	sub->limit = iopa_ctl_limit(&sub->ctl);
+	iopa_sub_update(sub);
+	if (sub->limit > old)
+		iopa_kick_workers(ctx, sub->limit - old);
 	spin_unlock(&ctx->lock);
 	last = !g->nr_members;
 	if (last) {
@@ -477,6 +545,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	mutex_unlock(&iopa_groups_lock);
 	if (last) {
 		cancel_delayed_work_sync(&g->work);
+		mutex_destroy(&g->lock);
 		kfree(g);
 	}
 }

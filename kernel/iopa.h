@@ -9,7 +9,9 @@
  *    across a user copy, an allocation or a sleep).
  * A: atomic, no lock.
  *
- * Lock order: ctx->lock is the outermost lock of the module.  Under it
+ * Lock order: iopa_groups_lock (a mutex) -> a device group's lock (a
+ * mutex) -> ctx->lock (group.c); ctx->lock is the outermost spinlock of
+ * the module.  Under it
  * only the core's own leaf locks are taken: waitqueue locks (wake_up(),
  * finish_wait()) and what they nest (scheduler, epoll), the
  * workqueue's (mod_delayed_work()), and blkstat.c's iopa_blkdevs_lock,
