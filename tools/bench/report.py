@@ -61,7 +61,13 @@ DEVICES = ["ssd", "hdd", "cpu"]
 POLICIES = ["iopa", "hillclimb", "bracket"]
 STEP_KINDS = ["load", "size"]
 KINDS = ["cell", "order", "cpu", "load", "size", "tenants", "compete"]
-GOAL_PCT_OF_BEST = 95.0
+# Issue 12's done criteria, for the default policy.
+GOAL_PCT_OF_BEST = 97.0
+GOAL_STEP_PCT = 105.0
+GOAL_TENANTS_PCT = 95.0
+GOAL_TENANTS_JAIN = 0.95
+GOAL_TENANTS_JOIN_CYCLES = 3
+# Issue 5's, kept.
 GOAL_PCT_OF_FIO_1M = 90.0
 GOAL_ORDER_RATIO_10K = 1.3
 JOIN_SHARE = 0.9    # of the fair share, for join_cycles
@@ -938,7 +944,7 @@ def cell_lines(res):
 
 
 def goals(res):
-    """(text, met) per goal: issue 5's, for the default policy."""
+    """(text, met) per goal: issue 12's and 5's, for the default policy."""
     out = []
     cells = res["cells"]
     if cells:
@@ -950,6 +956,28 @@ def goals(res):
                         "; ".join("%s %s %s%%" % (c["device"], c["size"],
                                                   fmt(c["default_pct_of_best"], 1))
                                   for c in cells)), not bad))
+    if res["steps"]:
+        bad = [s for s in res["steps"] if not s["pct_of_best_fixed"] >=
+               GOAL_STEP_PCT]
+        out.append(("the default policy at >= %.0f%% of the best single "
+                    "fixed limit in every step: %s" % (
+                        GOAL_STEP_PCT,
+                        "; ".join("%s %s %s%%" % (s["device"], s["kind"],
+                                                  fmt(s["pct_of_best_fixed"], 1))
+                                  for s in res["steps"])), not bad))
+    if res["tenants"]:
+        bad = [t for t in res["tenants"]
+               if not (t["pct"] >= GOAL_TENANTS_PCT and
+                       t["jain"] >= GOAL_TENANTS_JAIN and
+                       0 <= t["join_cycles"] <= GOAL_TENANTS_JOIN_CYCLES)]
+        out.append(("tenants at >= %.0f%% of the best fixed total with "
+                    "Jain >= %.2f and join_cycles <= %d: %s" % (
+                        GOAL_TENANTS_PCT, GOAL_TENANTS_JAIN,
+                        GOAL_TENANTS_JOIN_CYCLES,
+                        "; ".join("%s n=%d %s%% jain %s join %s" % (
+                            t["device"], t["n"], fmt(t["pct"], 1),
+                            fmt(t["jain"], 3), t["join_cycles"])
+                            for t in res["tenants"])), not bad))
     big = [c for c in cells if c["size"] == "1m" and c["device"] != "cpu"]
     if big:
         bad = [c for c in big if not c["pct_of_fio"] >= GOAL_PCT_OF_FIO_1M]
@@ -1330,7 +1358,7 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
         a("None (no run more than %d%% away from the median of its mode, "
           "among modes with 3 runs or more)." % int(OUTLIER * 100))
     a("")
-    a("## Goals (issue 5, for the default policy)")
+    a("## Goals (issues 12 and 5, for the default policy)")
     a("")
     for text, met in goals(res):
         a("- %s: **%s**" % (text, "met" if met else "not met"))

@@ -72,9 +72,12 @@ check "README: tenants run of hdd n=4 (window shares)" \
 	has_row '| hdd | 4 | adapt:default | 1 | 10.00 | 2.67 2.63 2.70 2.61 | 3.04 3.00 3.09 2.61 | 0.996 | 3 | 8.0 8.0 8.0 8.0 |'
 check "README: the default settings are said" \
 	grep -q 'sysfs_changed none' "$OUT/good/README.md"
-check "README: goals (1 met, 1 not met)" \
-	[ "$(grep -c '\*\*met\*\*' "$OUT/good/README.md")" = 1 ] &&
-	[ "$(grep -c '\*\*not met\*\*' "$OUT/good/README.md")" = 1 ]
+# Issue 12's cell, step and tenants goals are not met by good.log's
+# figures, issue 5's order goal is (one check: both counts).
+goals_met=$(grep -c '\*\*met\*\*' "$OUT/good/README.md")
+goals_not=$(grep -c '\*\*not met\*\*' "$OUT/good/README.md")
+check "README: goals (1 met, 3 not met; got $goals_met, $goals_not)" \
+	[ "$goals_met/$goals_not" = 1/3 ]
 check "tenants-per-second.csv: tenant 1 of ssd n=2 read 6 MB in its first second" \
 	grep -q '^ssd,2,adapt:default,1,1,11.000,6.000,8,2,' \
 	"$OUT/good/tenants-per-second.csv"
