@@ -503,6 +503,7 @@ static int sub_create(const struct iopa_submitter_create *c)
 	me.state.mode = c->limit ? IOPA_MODE_FIXED : IOPA_MODE_FAST;
 	me.state.flags = c->limit ? IOPA_LIMIT_F_FIXED : 0;
 	me.state.policy = default_policy();
+	me.state.weight = IOPA_WEIGHT_DEFAULT;
 	me.state.cycle_ms = 1000;
 	me.state.nr_devs = 1;
 	me.state.devs[0] = 42;
@@ -853,8 +854,15 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 
 			if (a->policy > IOPA_POLICY_MAX || a->min > IOPA_LIMIT_MAX ||
 			    a->max > IOPA_LIMIT_MAX || (a->max && a->min > a->max) ||
-			    a->flags || a->reserved[0] || a->reserved[1])
+			    (a->flags & ~IOPA_ADAPT_F_MASK) || a->reserved0 ||
+			    a->reserved)
 				return -EINVAL;
+			if ((a->flags & IOPA_ADAPT_F_WEIGHT) ?
+			    (a->weight < IOPA_WEIGHT_MIN ||
+			     a->weight > IOPA_WEIGHT_MAX) : a->weight != 0)
+				return -EINVAL;
+			if (a->flags & IOPA_ADAPT_F_WEIGHT)
+				me.state.weight = a->weight;
 			if (a->policy)
 				me.state.policy = a->policy;
 			me.state.min = a->min;
