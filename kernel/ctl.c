@@ -474,6 +474,19 @@ static u32 iopa_ctl_clamp(const struct iopa_ctl *c, u64 v)
 	return (u32)v;
 }
 
+/*
+ * The trial limit a step from the base in direction @d: up by the step,
+ * at most doubling; down by the step, at most @down_max.
+ */
+static u32 iopa_ctl_trial(const struct iopa_ctl *c, s32 d, u32 down_max)
+{
+	if (d > 0)
+		return iopa_ctl_clamp(c, (u64)c->base +
+				      (c->step < c->base ? c->step : c->base));
+	return iopa_ctl_clamp(c, c->base - (c->step < down_max ? c->step :
+					    down_max));
+}
+
 static u32 iopa_ctl_fast_cap(const struct iopa_ctl_params *p)
 {
 	return p->fast_cap ? p->fast_cap : iopa_ctl_cpu_pct(p->ncpus, 90);
@@ -787,14 +800,7 @@ static void iopa_ctl_hc_next(struct iopa_ctl *c,
 			if (d > 0 && saturated)
 				continue;
 			/* At most double, at least half the base. */
-			if (d > 0)
-				t = iopa_ctl_clamp(c, (u64)c->base +
-						   (c->step < c->base ?
-						    c->step : c->base));
-			else
-				t = iopa_ctl_clamp(c, c->base - (c->step <
-						   c->base / 2 ? c->step :
-						   c->base / 2));
+			t = iopa_ctl_trial(c, d, c->base / 2);
 			if (t == c->base || t == c->from || t == c->rejected)
 				continue;
 			c->limit = t;
@@ -1116,10 +1122,6 @@ iopa_ctl_br_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	return IOPA_CTL_BR_FLAT;
 }
 
-/* Bits of iopa_ctl.tried, bracket */
-#define IOPA_CTL_BR_UP		0x1	/* base + step was probed */
-#define IOPA_CTL_BR_DOWN	0x2	/* base - step was probed */
-
 static u32 iopa_ctl_br_min_step(u32 base)
 {
 	u32 m = base / IOPA_CTL_BR_FINE;
@@ -1170,11 +1172,8 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 
 		for (i = 0; i < 2; i++) {
 			s32 d = i ? -c->dir : c->dir;
-			u32 bit = d > 0 ? IOPA_CTL_BR_UP : IOPA_CTL_BR_DOWN;
-			u32 t, down = c->base / (c->br_wide ? 2 : 4);
-
-			if (!down)
-				down = 1;
+			u32 bit = d > 0 ? IOPA_CTL_UP : IOPA_CTL_DOWN;
+			u32 t, down;
 
 			if (c->tried & bit)
 				continue;
@@ -1186,14 +1185,8 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 			 * base (at least 1): a probe below a knee costs what
 			 * it lacks.
 			 */
-			if (d > 0)
-				t = iopa_ctl_clamp(c, (u64)c->base +
-						   (c->step < c->base ?
-						    c->step : c->base));
-			else
-				t = iopa_ctl_clamp(c, c->base -
-						   (c->step < down ? c->step :
-						    down));
+			down = c->base / (c->br_wide ? 2 : 4);
+			t = iopa_ctl_trial(c, d, down ? down : 1);
 			/* Not the base, nor a limit already judged worse. */
 			if (t == c->base || t == c->from || t == c->rejected)
 				continue;
@@ -1259,7 +1252,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	iopa_ctl_br_search(c, wide ? from / 2 : from / 4,
 			   c->r_permille < p->decrease_permille ? -1 : 1);
 	c->br_wide = wide;
-	c->tried = c->dir > 0 ? IOPA_CTL_BR_UP : 0;
+	c->tried = c->dir > 0 ? IOPA_CTL_UP : 0;
 	c->from = c->limit;
 	iopa_ctl_br_move(c, from);
 }
@@ -1298,7 +1291,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 		m = iopa_ctl_br_min_step(c->base);
 		if (c->step < m)
 			c->step = m;
-		c->tried = up ? IOPA_CTL_BR_DOWN : IOPA_CTL_BR_UP;
+		c->tried = up ? IOPA_CTL_DOWN : IOPA_CTL_UP;
 		iopa_ctl_br_next(c, p, s->cpu_saturated);
 		return;
 	}
