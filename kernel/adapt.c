@@ -37,8 +37,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/cpumask.h>
+#include <linux/blkdev.h>
 #include <linux/capability.h>
+#include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/kernel_stat.h>
 #include <linux/mm.h>
@@ -263,6 +264,18 @@ void iopa_adapt_job_done(struct iopa_kjob *job)
 	}
 }
 
+/* Make the dispatch limit follow the controller's. */
+static void iopa_adapt_apply(struct iopa_submitter *sub)
+{
+	u32 old = sub->limit;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	sub->limit = iopa_ctl_limit(&sub->ctl);
+	iopa_sub_update(sub);
+	if (sub->limit > old)
+		iopa_kick_workers(sub->ctx, sub->limit - old);
+}
+
 /**
  * iopa_adapt_note_file() - remember the device of a job's file
  * @sub: the submitter
@@ -274,6 +287,8 @@ void iopa_adapt_note_file(struct iopa_submitter *sub, const struct file *file)
 {
 	const struct inode *inode = file_inode(file);
 	dev_t dev = S_ISBLK(inode->i_mode) ? inode->i_rdev : inode->i_sb->s_dev;
+	struct block_device *bdev;
+	struct iopa_ctl_params p;
 	u32 i;
 
 	for (i = 0; i < sub->nr_devs; i++)
@@ -282,6 +297,21 @@ void iopa_adapt_note_file(struct iopa_submitter *sub, const struct file *file)
 	if (sub->nr_devs < IOPA_STATE_MAX_DEVS)
 		sub->devs[sub->nr_devs++] = dev;
 	iopa_blkstat_track(dev);
+	if (sub->nr_devs != 1)
+		return;
+	/*
+	 * The first device: a rotational disk starts at one job (see
+	 * kernel/ctl.c, 5.).  The job's file keeps the device alive; an
+	 * opened block device file's mapping is the device's (fget() gives
+	 * no O_PATH file).
+	 */
+	bdev = S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
+	       inode->i_sb->s_bdev;
+	if (!bdev || bdev_nonrot(bdev))
+		return;
+	iopa_params_get(&p);
+	if (iopa_ctl_set_start(&sub->ctl, &p, 1))
+		iopa_adapt_apply(sub);
 }
 
 /* ---- the cycle -------------------------------------------------------- */
@@ -313,18 +343,6 @@ static void iopa_adapt_arm(struct iopa_submitter *sub,
 		return;
 	mod_delayed_work(system_unbound_wq, &sub->adapt_work,
 			 msecs_to_jiffies(iopa_ctl_next_cycle_ms(&sub->ctl, p)));
-}
-
-/* Make the dispatch limit follow the controller's. */
-static void iopa_adapt_apply(struct iopa_submitter *sub)
-{
-	u32 old = sub->limit;
-
-	lockdep_assert_held(&sub->ctx->lock);
-	sub->limit = iopa_ctl_limit(&sub->ctl);
-	iopa_sub_update(sub);
-	if (sub->limit > old)
-		iopa_kick_workers(sub->ctx, sub->limit - old);
 }
 
 static void iopa_adapt_work_fn(struct work_struct *work)

@@ -242,6 +242,8 @@ struct iopa_ctl_sample {
  *	doublings that paid)
  * @br_wide: bracket: the first doubling did not pay: probes down may
  *	halve the base (else a quarter at most) until STEADY
+ * @br_start: bracket: the limit start-up begins at, and the lowest a
+ *	restart after a level shift begins at (1 on a rotational device)
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -279,6 +281,7 @@ struct iopa_ctl {
 	u8 br_settle;
 	u8 br_streak;
 	u8 br_wide;
+	u32 br_start;
 };
 
 const char *iopa_ctl_policy_name(enum iopa_ctl_policy p);
@@ -294,6 +297,8 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol);
 int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 min, u32 max);
 void iopa_ctl_set_fixed(struct iopa_ctl *c, u32 limit);
+bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			u32 limit);
 u32 iopa_ctl_limit(const struct iopa_ctl *c);
 enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);
 enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c);

@@ -700,6 +700,97 @@ TEST(bracket_steps_grow_on_repeated_success)
 	EXPECT_GE(iopa_ctl_limit(&c), 32);
 }
 
+/* The model disk reading 1 MB files: best at 1 job, 35% lower from 2 on. */
+static u64 dev_disk1m(u32 n)
+{
+	return n <= 1 ? 45000 : 29500;
+}
+
+/* The model disk reading 10 KB files: +32% at 2 jobs, then flat. */
+static u64 dev_disk10k(u32 n)
+{
+	return n <= 1 ? 1280 : n == 2 ? 1690 : 1720;
+}
+
+/*
+ * A rotational disk starts at one job: set_start moves a controller that
+ * has measured nothing, and then only sets where restarts begin; an
+ * operator's init_limit wins; other policies ignore it.
+ */
+TEST(bracket_starts_at_1_on_a_rotational_disk)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_TRUE(iopa_ctl_set_start(&c, &p, 1));
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* 1 -> 2 loses 35%: it stays at 1 */
+	ASSERT_LT(0, until_steady(&c, &p, dev_disk1m, 40));
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	/* 1 -> 2 pays 32%, 2 -> 4 2%: it settles at 2 */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_LT(0, until_steady(&c, &p, dev_disk10k, 40));
+	EXPECT_EQ(2, iopa_ctl_limit(&c));
+	/* once the start is measured, the limit stays */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed(&c, &p, dev_knee16(4), false, true);
+	EXPECT_FALSE(iopa_ctl_set_start(&c, &p, 1));
+	EXPECT_EQ(8, iopa_ctl_limit(&c));
+	/* init_limit wins, and the other policies keep their start */
+	p.init_limit = 6;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_FALSE(iopa_ctl_set_start(&c, &p, 1));
+	EXPECT_EQ(6, iopa_ctl_limit(&c));
+	p.init_limit = 0;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	EXPECT_FALSE(iopa_ctl_set_start(&c, &p, 1));
+	EXPECT_EQ(iopa_ctl_limit(&c), c.base);
+}
+
+/*
+ * A level shift starts up again.  Steady at 16 (a 16-tag device), then
+ * the bench's disk reading 1 MB files (best 1, flat from 2 on), measured
+ * as the guest measures it: probes a quarter of the base apart cross the
+ * plateau a pair at a time, each pair within the noise.
+ */
+TEST(bracket_level_shift_starts_up_again)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	c.br_start = 1;		/* as iopa_ctl_set_start() leaves it */
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 60));
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	/*
+	 * ~30 completions a cycle whose service times spread (cv^2 0.3):
+	 * a standard error of 11% a sample.
+	 */
+	for (i = 0; i < 80 && iopa_ctl_limit(&c) != 1; i++) {
+		struct iopa_ctl_sample smp = {
+			.tput = dev_disk1m(iopa_ctl_limit(&c)),
+			.elapsed_ms = 1000, .demand = true, .completions = 30,
+			.svc_us = 30 * 100000ULL,
+			.svc_sq = 30 * 13000000000ULL,
+		};
+
+		iopa_ctl_update(&c, &p, &smp, NULL);
+	}
+	TH_LOG("from 16 to 1 in %d cycles", i);
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	EXPECT_LE(i, 16);
+	/* and it stays */
+	ASSERT_LT(0, until_steady(&c, &p, dev_disk1m, 40));
+	run(&c, &p, dev_disk1m, 1000, 40);
+	EXPECT_EQ(1, c.base);
+}
+
 /* Cache hits (no block I/O) say nothing about the device. */
 TEST(bracket_ignores_cached_cycles)
 {
