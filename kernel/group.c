@@ -300,6 +300,7 @@ static void iopa_group_split(struct iopa_group *g,
 		sub->limit = share;
 		sub->group_budget = budget;
 		sub->group_sharers = sharers;
+		sub->group_cycles = (u32)g->cycles;
 		iopa_sub_update(sub);
 		if (share != old) {
 			sub->changes++;
@@ -521,6 +522,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	sub->group = NULL;
 	sub->group_budget = 0;
 	sub->group_sharers = 0;
+	sub->group_cycles = 0;
 	list_del(&sub->group_node);
 	g->nr_members--;
 	g->changed = true;
@@ -553,7 +555,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 /**
  * iopa_group_fill_state() - the sharing part of GET_STATE
  * @sub: the submitter
- * @st: filled in: budget, weight, sharers
+ * @st: filled in: budget, weight, sharers, group_cycles
  *
  * Context: ctx->lock held.
  */
@@ -562,6 +564,7 @@ void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st)
 	lockdep_assert_held(&sub->ctx->lock);
 	st->budget = sub->group ? sub->group_budget : 0;
 	st->sharers = sub->group ? sub->group_sharers : 0;
+	st->group_cycles = sub->group ? sub->group_cycles : 0;
 	st->weight = READ_ONCE(sub->weight);
 }
 

@@ -200,6 +200,7 @@ struct iopa_adapt_cycle {
  * @group_active: the group's lock: active at the last split
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
+ * @group_cycles: L: the group's cycles at the last split
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;
@@ -245,6 +246,7 @@ struct iopa_submitter {
 	bool			group_active;	/* group */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
+	u32			group_cycles;	/* L */
 };
 
 /**

@@ -500,7 +500,7 @@ TEST_F(aabi, create_adaptive)
 	EXPECT_EQ(0U, st.budget);
 	EXPECT_EQ(0U, st.sharers);
 	EXPECT_EQ((__u32)IOPA_WEIGHT_DEFAULT, st.weight);
-	EXPECT_EQ(0U, st.reserved0);
+	EXPECT_EQ(0U, st.group_cycles);
 }
 
 TEST_F(aabi, create_fixed)
@@ -972,6 +972,68 @@ TEST_F(aabi, get_state_devs)
 		TH_LOG("devs[1] %#x, " NULLB_DEV " st_rdev %u:%u", st.devs[1],
 		       major(bsb.st_rdev), minor(bsb.st_rdev));
 	EXPECT_FALSE(state_has_dev(&st, kdev(bsb.st_dev)));
+}
+
+#define NULLB_ROT	"/sys/block/nullb0/queue/rotational"
+
+/* Write @val to a sysfs file; 0 or -errno. */
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * bracket starts at 1 when the submitter's first job is on a rotational
+ * disk (null_blk marked rotational), at its usual start otherwise; the
+ * limit moves as the job is submitted, before any cycle.
+ */
+TEST_F(aabi, bracket_starts_at_1_on_rotational)
+{
+	uint64_t init = 1;
+	struct iopa_state st;
+	int bdev, sub[2] = { -1, -1 }, i;
+	char old[8] = "";
+	FILE *f;
+
+	if (sysfs_default_policy() != IOPA_POLICY_BRACKET ||
+	    iopa_sysfs_read("init_limit", &init) || init)
+		SKIP(return, "default_policy is not bracket, or init_limit set");
+	bdev = open(NULLB_DEV, O_RDONLY | O_CLOEXEC);
+	if (bdev < 0)
+		SKIP(return, NULLB_DEV " not there");
+	f = fopen(NULLB_ROT, "r");
+	if (!f || !fgets(old, sizeof(old), f)) {
+		if (f)
+			fclose(f);
+		close(bdev);
+		SKIP(return, NULLB_ROT " not readable");
+	}
+	fclose(f);
+	for (i = 0; i < 2; i++) {
+		/* 0: rotational, 1: not */
+		if (write_str(NULLB_ROT, i ? "0" : "1")) {
+			close(bdev);
+			SKIP(return, NULLB_ROT " not writable");
+		}
+		sub[i] = iopa_submitter_create(self->ctx, 0);
+		ASSERT_LE(0, sub[i]);
+		ASSERT_EQ(1, iopa_submit_one(sub[i], bdev, i));
+		ASSERT_EQ(0, iopa_get_state(sub[i], &st));
+		EXPECT_EQ(i ? iopa_expected_init_limit(IOPA_POLICY_BRACKET) : 1,
+			  st.limit) TH_LOG("rotational %d", !i);
+		EXPECT_EQ((__u32)IOPA_MODE_FAST, st.mode);
+	}
+	write_str(NULLB_ROT, old);
+	for (i = 0; i < 2; i++)
+		iopa_close(&sub[i]);
+	close(bdev);
 }
 
 /* At most IOPA_STATE_MAX_DEVS devices, the first ones seen. */
@@ -1949,7 +2011,6 @@ TEST_F_TIMEOUT(load, state_reports_times, 120)
 	/* at least the 2% floor, at most the 50% ceiling */
 	EXPECT_LE(20U, st.noise_permille);
 	EXPECT_GE(500U, st.noise_permille);
-	EXPECT_EQ(0U, st.reserved0);
 }
 
 /*
@@ -1988,6 +2049,11 @@ TEST_F_TIMEOUT(load, shared_device_splits_budget, 120)
 	d = (int)sa.limit - (int)sb.limit;
 	EXPECT_GE(1, d < 0 ? -d : d);
 	EXPECT_GE(sa.budget + 1, sa.limit + sb.limit);
+	/* one controller: its cycle count, as of the last split, for both */
+	EXPECT_LT(0U, sa.group_cycles);
+	d = (int)(sa.group_cycles - sb.group_cycles);
+	EXPECT_GE(1, d < 0 ? -d : d) TH_LOG("group_cycles %u %u",
+					    sa.group_cycles, sb.group_cycles);
 }
 
 /* A leaver's share goes back: the one left gets the whole budget. */

@@ -161,7 +161,7 @@
 #   BENCH-RUN   device= size= kind=cell|order|cpu|load|size|tenants run=
 #               rid= mode= ... policy= cycles= [tenant= tenants= start_ms=
 #               group=]   (one line per tenant)
-#   BENCH-TS    RID t_ms bytes files limit mode inflight pending cycles
+#   BENCH-TS    RID t_ms bytes files limit mode inflight pending cycles group_cycles
 #   BENCH-EVENT rid= t_ms= event=load-start|load-end|size-switch|join ...
 #   BENCH-DIR   rid= up_files= up_secs= down_files= down_secs= reversals=
 #               (order runs: fetches by direction of the dispatch sweep)

@@ -77,7 +77,7 @@
  * cycles.)  The time series has one line per sample after a
  * "# PREFIX columns" line:
  *
- *   PREFIX t_ms bytes files limit mode inflight pending cycles
+ *   PREFIX t_ms bytes files limit mode inflight pending cycles group_cycles
  *
  * cumulative bytes and files done at t_ms after the start (of the first
  * tenants, with -n); mode as IOPA_MODE_* names.  Exit status 0, or 1 with
@@ -135,7 +135,7 @@ static atomic_int worker_error;
 struct sample {
 	unsigned int t_ms;
 	unsigned long long bytes, files, cycles;
-	unsigned int limit, mode, inflight, pending;
+	unsigned int limit, mode, inflight, pending, group_cycles;
 };
 static struct sample *samples;
 static size_t nr_samples, max_samples;
@@ -356,6 +356,7 @@ static void take_sample(void)
 	s.bytes = atomic_load(&bytes_done);
 	s.files = atomic_load(&files_done);
 	s.cycles = st.cycles;
+	s.group_cycles = st.group_cycles;
 	s.limit = st.limit;
 	s.mode = st.mode;
 	s.inflight = st.inflight;
@@ -722,14 +723,15 @@ static void write_series(void)
 		if (!f)
 			die("%s: %s", path, strerror(errno));
 	}
-	fprintf(f, "# %s columns: t_ms bytes files limit mode inflight pending cycles\n",
+	fprintf(f, "# %s columns: t_ms bytes files limit mode inflight pending cycles group_cycles\n",
 		opt_prefix);
 	for (i = 0; i < nr_samples; i++) {
 		const struct sample *s = &samples[i];
 
-		fprintf(f, "%s %u %llu %llu %u %s %u %u %llu\n", opt_prefix,
+		fprintf(f, "%s %u %llu %llu %u %s %u %u %llu %u\n", opt_prefix,
 			s->t_ms, s->bytes, s->files, s->limit,
-			mode_name(s->mode), s->inflight, s->pending, s->cycles);
+			mode_name(s->mode), s->inflight, s->pending, s->cycles,
+			s->group_cycles);
 	}
 	if (f == stdout ? fflush(f) : fclose(f))
 		die("%s: %s", opt_series, strerror(errno));

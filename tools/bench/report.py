@@ -36,10 +36,13 @@ the last one starts late.  For one run: total_mbps is the bytes of all
 tenants over the run's length; the *window* is from the late tenant's
 start to the end of the run; jain is Jain's fairness index, (sum x)^2 /
 (n sum x^2), of the tenants' MB/s in the window; the fair share is the
-sum of those over n; join_cycles is the late tenant's controller cycles
-(GET_STATE cycles, from its first sample) at the end of the first whole
-second after its start (seconds counted from its start) in which it read
-at least 90% of the fair share, -1 if it never did.  best_fixed_total_mbps
+sum of those over n.  The late tenant has its share from the first
+moment t (its start, or one of its samples) such that over [t, t + 1 s]
+it read at least 90% of the fair share: join_s is t after its start, in
+seconds, and join_cycles the cycles the device's budget controller ran
+from its start to t (GET_STATE group_cycles of a tenant already
+running; 0 where no budget is shared, as with fixed limits); -1 if it
+never had its share.  best_fixed_total_mbps
 is the highest mean total over the fixed modes (every tenant at the same
 fixed limit); pct is the default's mean total over it.  Several runs of
 the default: means, and the median of join_cycles.
@@ -71,6 +74,7 @@ GOAL_TENANTS_JOIN_CYCLES = 3
 GOAL_PCT_OF_FIO_1M = 90.0
 GOAL_ORDER_RATIO_10K = 1.3
 JOIN_SHARE = 0.9    # of the fair share, for join_cycles
+JOIN_WINDOW_MS = 1000   # held over this long
 OUTLIER = 0.25      # a run this far (relative) from its group's median
 
 LINE_RE = re.compile(r"(BENCH-(?:CONF|SET|FIO|RUN|TS|EVENT|DIR)) (.*)$")
@@ -220,12 +224,13 @@ class Data:
 
     def parse_ts(self, rest, where):
         w = rest.split()
-        if len(w) not in (8, 9):
-            raise ParseError("%s: BENCH-TS needs 8 or 9 fields: %r"
+        if len(w) not in (8, 9, 10):
+            raise ParseError("%s: BENCH-TS needs 8 to 10 fields: %r"
                              % (where, rest))
         try:
             row = (int(w[1]), int(w[2]), int(w[3]), int(w[4]), w[5],
-                   int(w[6]), int(w[7]), int(w[8]) if len(w) == 9 else -1)
+                   int(w[6]), int(w[7]), int(w[8]) if len(w) >= 9 else -1,
+                   int(w[9]) if len(w) == 10 else -1)
         except ValueError:
             raise ParseError("%s: bad BENCH-TS %r" % (where, rest))
         self.ts.setdefault(w[0], []).append(row)
@@ -534,19 +539,22 @@ def tenant_group(data, rs):
         g["jain"] = sum(xs) ** 2 / (n * sq) if sq > 0 else float("nan")
         fair = sum(xs) / n
         ts = series[rs.index(late)]
-        c0 = ts[0][7]
+        # The device's cycles: group_cycles of a tenant already running.
+        gc = next(s for r, s in zip(rs, series) if r is not late) \
+            if n > 1 else ts
         g["join_cycles"] = -1
         g["join_s"] = -1
-        k = 0
-        while join + (k + 1) * 1000 <= end + 1:
-            a, b = join + k * 1000, join + (k + 1) * 1000
-            lo = at(ts, a) if k else 0.0
-            if (at(ts, b) - lo) / 1e6 >= JOIN_SHARE * fair and fair > 0:
-                c = last_at(ts, b, 7)
+        need = JOIN_SHARE * fair * JOIN_WINDOW_MS / 1000.0
+        starts = [join] + [x[0] for x in ts
+                           if join < x[0] <= end - JOIN_WINDOW_MS]
+        for t in starts:
+            lo = at(ts, t) if t > join else 0.0
+            if fair > 0 and \
+                    (at(ts, t + JOIN_WINDOW_MS) - lo) / 1e6 >= need:
+                c0, c = last_at(gc, join, 8), last_at(gc, t, 8)
                 g["join_cycles"] = c - c0 if c >= 0 and c0 >= 0 else -1
-                g["join_s"] = k + 1
+                g["join_s"] = (t - join) / 1000.0
                 break
-            k += 1
     return g
 
 
@@ -1241,12 +1249,14 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
           "mean total with every tenant at the same fixed limit (in "
           "brackets); the *window* runs from the late tenant's start to the "
           "end; `Jain` is (sum x)^2 / (n sum x^2) over the tenants' MB/s in "
-          "the window (1: equal shares); `join cycles` is the late tenant's "
-          "controller cycles (GET_STATE `cycles`, counted from its first "
-          "sample) at the end of the first whole second after its start in "
-          "which it read at least %d%% of the fair share (the window's total "
-          "over n), -1 if it never did; `join s` is that second."
-          % int(JOIN_SHARE * 100))
+          "the window (1: equal shares).  The late tenant has its share "
+          "from the first moment t (its start or one of its samples) such "
+          "that over the next %g s it read at least %d%% of the fair share "
+          "(the window's total over n): `join s` is t after its start, "
+          "`join cycles` the cycles the device's budget controller ran from "
+          "its start to t (GET_STATE `group_cycles` of a tenant already "
+          "running), -1 if it never had its share."
+          % (JOIN_WINDOW_MS / 1000.0, int(JOIN_SHARE * 100)))
         a("")
         a("| device | n | size | join (s) | default total MB/s [policy] | "
           "best fixed total MB/s (limit) | % | Jain | Jain, best fixed | "
@@ -1260,7 +1270,7 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
                   fmt(t["total_mbps"], 2), t["policy"],
                   fmt(t["best_fixed_total_mbps"], 2), t["best_fixed"],
                   fmt(t["pct"], 1), fmt(t["jain"]), fmt(t["best_fixed_jain"]),
-                  t["join_cycles"], t["join_s"]))
+                  t["join_cycles"], fmt(t["join_s"], 1)))
         a("")
         a("Every run (tenants' MB/s over their own time; in the window; mean "
           "limits):")

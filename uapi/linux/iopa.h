@@ -64,7 +64,7 @@
 /*
  * Device-wide admission: bracket submitters whose jobs read one device
  * share its budget; IOPA_ADAPT_F_WEIGHT; struct iopa_state.budget,
- * weight, sharers.
+ * weight, sharers, group_cycles.
  */
 #define IOPA_FEAT_SHARE		_BITULL(8)
 
@@ -391,7 +391,8 @@ struct iopa_order {
  * @weight: the submitter's weight (IOPA_FEAT_SHARE)
  * @sharers: cgroups whose active submitters split @budget, 0 if none
  *	(IOPA_FEAT_SHARE)
- * @reserved0: zero
+ * @group_cycles: cycles the controller of @budget has run (modulo 2^32),
+ *	as of its last split; 0 if none (IOPA_FEAT_SHARE)
  */
 struct iopa_state {
 	__u32	limit;
@@ -418,7 +419,7 @@ struct iopa_state {
 	__u32	budget;
 	__u32	weight;
 	__u32	sharers;
-	__u32	reserved0;
+	__u32	group_cycles;
 };
 
 /**
