@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define LIBIOPA_VERSION_MAJOR	1
-#define LIBIOPA_VERSION_MINOR	2
+#define LIBIOPA_VERSION_MINOR	3
 
 /* The device iopa_open() opens. */
 #define LIBIOPA_DEV_PATH	"/dev/" IOPA_DEV_NAME
@@ -64,6 +64,8 @@ int iopa_list_submitters(int ctx_fd, struct iopa_sub_info *subs,
 int iopa_get_limit(int sub_fd, unsigned int *flags);
 int iopa_set_adapt(int sub_fd, unsigned int policy, unsigned int min,
 		   unsigned int max);
+int iopa_set_adapt_weight(int sub_fd, unsigned int policy, unsigned int min,
+			  unsigned int max, unsigned int weight);
 int iopa_get_state(int sub_fd, struct iopa_state *state);
 
 int iopa_fetch(int worker_fd, struct iopa_work *work, unsigned int flags,

@@ -162,6 +162,21 @@ IOPA_EXPORT int iopa_set_adapt(int sub_fd, unsigned int policy,
 	return iopa_ioctl(sub_fd, IOPA_IOC_SET_ADAPT, &a);
 }
 
+IOPA_EXPORT int iopa_set_adapt_weight(int sub_fd, unsigned int policy,
+				      unsigned int min, unsigned int max,
+				      unsigned int weight)
+{
+	struct iopa_adapt a;
+
+	memset(&a, 0, sizeof(a));
+	a.policy = policy;
+	a.min = min;
+	a.max = max;
+	a.flags = IOPA_ADAPT_F_WEIGHT;
+	a.weight = weight;
+	return iopa_ioctl(sub_fd, IOPA_IOC_SET_ADAPT, &a);
+}
+
 IOPA_EXPORT int iopa_get_state(int sub_fd, struct iopa_state *state)
 {
 	if (!state)

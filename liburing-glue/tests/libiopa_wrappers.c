@@ -251,11 +251,31 @@ TEST_F(w, limits)
 	EXPECT_EQ(1U, state.min);
 	EXPECT_EQ(8U, state.max);
 	EXPECT_EQ(0U, state.flags);
-	EXPECT_EQ(0U, state.reserved0);
 	/* alone on no device: no shared budget, the default weight */
 	EXPECT_EQ(0U, state.budget);
 	EXPECT_EQ(0U, state.sharers);
+	EXPECT_EQ(0U, state.group_cycles);
 	EXPECT_EQ((unsigned int)IOPA_WEIGHT_DEFAULT, state.weight);
+	if (self->feat.features & IOPA_FEAT_SHARE) {
+		/* the weight and the bounds in one call */
+		EXPECT_EQ(0, iopa_set_adapt_weight(self->sub, IOPA_POLICY_KEEP,
+						   2, 9, 50));
+		ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+		EXPECT_EQ(50U, state.weight);
+		EXPECT_EQ(2U, state.min);
+		EXPECT_EQ(9U, state.max);
+		EXPECT_EQ(-EINVAL, iopa_set_adapt_weight(self->sub,
+			  IOPA_POLICY_KEEP, 0, 0, IOPA_WEIGHT_MAX + 1));
+		EXPECT_EQ(-EINVAL, iopa_set_adapt_weight(self->sub,
+			  IOPA_POLICY_KEEP, 0, 0, 0));
+		ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+		EXPECT_EQ(50U, state.weight);
+		EXPECT_EQ(0, iopa_set_adapt(self->sub, IOPA_POLICY_HILLCLIMB,
+					    1, 8));
+		/* the plain call leaves the weight */
+		ASSERT_EQ(0, iopa_get_state(self->sub, &state));
+		EXPECT_EQ(50U, state.weight);
+	}
 	/*
 	 * No job ran: nothing waited or completed (0 from a module without
 	 * IOPA_FEAT_TIMES too); the noise is 0 before the first cycle, at
