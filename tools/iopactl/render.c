@@ -78,6 +78,13 @@ int ctl_has_times(const struct ctl_snapshot *s)
 	       (s->feat.features & IOPA_FEAT_TIMES);
 }
 
+/* The module reports budget, weight, sharers and group_cycles. */
+static int has_share(const struct ctl_snapshot *s)
+{
+	return s->module_loaded && !s->dev_err && !s->feat_err &&
+	       (s->feat.features & IOPA_FEAT_SHARE);
+}
+
 /*
  * Which of a submitter's last-cycle times mean something: none without
  * IOPA_FEAT_TIMES or before its first cycle ended; the service time only
@@ -241,15 +248,16 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 			s->scope == CTL_SCOPE_ALL ? "all contexts" :
 			"iopactl's own context", s->nr);
 		if (s->nr)
-			fprintf(f, "  %4s %4s %7s %-15s %-9s %-6s %5s %9s %5s %7s %12s %8s %6s %9s %9s %7s %6s %8s %7s %s\n",
+			fprintf(f, "  %4s %4s %7s %-15s %-9s %-6s %5s %9s %5s %7s %12s %8s %6s %9s %9s %7s %6s %8s %7s %-6s %11s %6s\n",
 				"CTX", "SUB", "PID", "COMM", "POLICY", "MODE",
 				"LIMIT", "MIN..MAX", "INFL", "PEND", "BYTES/S",
 				"JOBS/S", "R", "WAIT_MS", "SVC_MS", "DONE",
-				"NOISE", "CYCLES", "CHANGES", "ORDER");
+				"NOISE", "CYCLES", "CHANGES", "ORDER",
+				"BUDGET/SHR", "WEIGHT");
 		for (i = 0; i < s->nr; i++) {
 			const struct iopa_sub_info *si = &s->subs[i];
 			const struct iopa_state *st = &si->state;
-			char mm[40];
+			char mm[40], bud[24], wg[12];
 			int cyc, svc;
 
 			ctl_sanitize_comm(si->comm, comm, sizeof(comm));
@@ -272,7 +280,16 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 			if (svc)
 				snprintf(sv, sizeof(sv), "%u.%03u",
 					 st->svc_us / 1000, st->svc_us % 1000);
-			fprintf(f, "  %4u %4u %7d %-15s %-9s %-6s %5u %9s %5u %7u %12" PRIu64 " %8" PRIu64 " %2u.%03u %9s %9s %7s %6s %8" PRIu64 " %7" PRIu64 " %s\n",
+			strcpy(bud, "-");
+			strcpy(wg, "-");
+			if (has_share(s)) {
+				/* A device's budget and its sharing cgroups. */
+				if (st->budget)
+					snprintf(bud, sizeof(bud), "%u/%u",
+						 st->budget, st->sharers);
+				snprintf(wg, sizeof(wg), "%u", st->weight);
+			}
+			fprintf(f, "  %4u %4u %7d %-15s %-9s %-6s %5u %9s %5u %7u %12" PRIu64 " %8" PRIu64 " %2u.%03u %9s %9s %7s %6s %8" PRIu64 " %7" PRIu64 " %-6s %11s %6s\n",
 				si->ctx_id, si->sub_id, si->pid, comm,
 				name_or_num(ctl_policy_name(st->policy),
 					    st->policy, pb, sizeof(pb)),
@@ -285,7 +302,7 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 				wt, sv, dn, ns,
 				(uint64_t)st->cycles, (uint64_t)st->changes,
 				name_or_num(ctl_order_name(st->order),
-					    st->order, ob, sizeof(ob)));
+					    st->order, ob, sizeof(ob)), bud, wg);
 		}
 	}
 	n = ctl_snapshot_notes(s, notes, ARRAY_SIZE(notes));
@@ -309,7 +326,7 @@ static void json_value(struct ctl_jw *w, const char *key,
 }
 
 static void json_sub(struct ctl_jw *w, const struct iopa_sub_info *si,
-		     int times)
+		     int times, int share)
 {
 	const struct iopa_state *st = &si->state;
 	const struct iopa_stats *ss = &si->stats;
@@ -353,6 +370,18 @@ static void json_sub(struct ctl_jw *w, const struct iopa_sub_info *si,
 		ctl_jw_null(w, "svc_us");
 		ctl_jw_null(w, "completions");
 		ctl_jw_null(w, "noise_permille");
+	}
+	if (share) {
+		ctl_jw_u64(w, "budget", st->budget);
+		ctl_jw_u64(w, "sharers", st->sharers);
+		ctl_jw_u64(w, "weight", st->weight);
+		ctl_jw_u64(w, "group_cycles", st->group_cycles);
+	} else {
+		/* Reserved (zero) in a module without IOPA_FEAT_SHARE. */
+		ctl_jw_null(w, "budget");
+		ctl_jw_null(w, "sharers");
+		ctl_jw_null(w, "weight");
+		ctl_jw_null(w, "group_cycles");
 	}
 	ctl_jw_str(w, "order", name_or_num(ctl_order_name(st->order),
 					   st->order, buf, sizeof(buf)));
@@ -451,7 +480,7 @@ void ctl_render_status_json(FILE *f, const struct ctl_snapshot *s)
 		ctl_jw_u64(&w, "submitters_total", s->total);
 	ctl_jw_arr_begin(&w, "submitters");
 	for (i = 0; i < s->nr; i++)
-		json_sub(&w, &s->subs[i], ctl_has_times(s));
+		json_sub(&w, &s->subs[i], ctl_has_times(s), has_share(s));
 	ctl_jw_arr_end(&w);
 
 	n = ctl_snapshot_notes(s, notes, ARRAY_SIZE(notes));

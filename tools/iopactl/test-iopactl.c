@@ -358,7 +358,8 @@ static void test_names(void)
 {
 	static const char *const pol[] = { NULL, "iopa", "hillclimb", "bracket", NULL };
 	static const char *const feat[] = { "ioctl", "poll", "adaptive", "uring_cmd",
-					    "order", "list", "bracket", "times", NULL };
+					    "order", "list", "bracket", "times", "share",
+					    NULL };
 	int bad = 0;
 	unsigned int i;
 
@@ -381,7 +382,7 @@ static void test_names(void)
 	   ctl_policy_index("Bracket") < 0,
 	   "policy names: 1 iopa, 2 hillclimb, 3 bracket (IOPA_POLICY_MAX), none beyond");
 	bad = 0;
-	for (i = 0; i < 9; i++) {
+	for (i = 0; i < 10; i++) {
 		const char *n = ctl_feature_name(i);
 
 		if (!n != !feat[i] || (n && strcmp(n, feat[i]))) {
@@ -389,8 +390,9 @@ static void test_names(void)
 			bad++;
 		}
 	}
-	ok(!bad && IOPA_FEAT_BRACKET == 1ULL << 6 && IOPA_FEAT_TIMES == 1ULL << 7,
-	   "feature names: bit 6 bracket, bit 7 times, none beyond");
+	ok(!bad && IOPA_FEAT_BRACKET == 1ULL << 6 && IOPA_FEAT_TIMES == 1ULL << 7 &&
+	   IOPA_FEAT_SHARE == 1ULL << 8,
+	   "feature names: bit 6 bracket, bit 7 times, bit 8 share, none beyond");
 	ok(strstr(ctl_usage_text, "default_policy iopa|hillclimb|bracket\n") != NULL,
 	   "--help lists the three policies");
 }
@@ -664,6 +666,11 @@ static void fake_sub(struct iopa_sub_info *si, unsigned int i)
 	si->state.svc_us = 2000 + i * 37;
 	si->state.completions = i % 6 == 5 ? 0 : 10 * i;
 	si->state.noise_permille = 20 + i % 481;
+	/* sub 1 alone (no budget), the others share one: 32 jobs, 2 cgroups */
+	si->state.budget = i ? 32 : 0;
+	si->state.sharers = i ? 2 : 0;
+	si->state.weight = i == 1 ? 50 : 100;
+	si->state.group_cycles = i ? 7 : 0;
 	si->stats.submitted = UINT64_MAX - i;
 	si->stats.completed = i;
 	si->stats.unreaped = 1;
@@ -678,7 +685,7 @@ static void fake_snapshot(struct ctl_snapshot *s, size_t nr)
 	snprintf(s->version, sizeof(s->version), "1.0 \"odd\"\\");
 	snprintf(s->srcversion, sizeof(s->srcversion), "0123456789ABCDEF01234567");
 	s->feat.abi_version = 1;
-	s->feat.features = 0xff | (1ULL << 40);
+	s->feat.features = 0x1ff | (1ULL << 40);
 	s->feat.batch_max = 4096;
 	s->feat.limit_max = 4096;
 	s->feat.worker_max_jobs = 64;
@@ -774,8 +781,10 @@ static void test_status_json(void)
 		"t = [[x[k] for k in (\"wait_us\", \"svc_us\", \"completions\", \"noise_permille\")] for x in d[\"submitters\"]]\n"
 		"assert t == [[5, 2000, 0, 20], [1239, 2037, 10, 21], [2473, 2074, 20, 22], [3707, 2111, 30, 23], [4294967295, 2148, 40, 24]], t\n"
 		"assert d[\"module\"][\"version\"] == \"1.0 \\\"odd\\\"\\\\\"\n"
-		"assert d[\"abi\"][\"features\"] == [\"ioctl\", \"poll\", \"adaptive\", \"uring_cmd\", \"order\", \"list\", \"bracket\", \"times\", \"bit40\"]\n"
-		"assert d[\"abi\"][\"features_mask\"] == 255 + 2 ** 40\n"
+		"assert d[\"abi\"][\"features\"] == [\"ioctl\", \"poll\", \"adaptive\", \"uring_cmd\", \"order\", \"list\", \"bracket\", \"times\", \"share\", \"bit40\"]\n"
+		"assert d[\"abi\"][\"features_mask\"] == 511 + 2 ** 40\n"
+		"g = [[x[k] for k in (\"budget\", \"sharers\", \"weight\", \"group_cycles\")] for x in d[\"submitters\"]]\n"
+		"assert g == [[0, 0, 100, 0], [32, 2, 50, 7], [32, 2, 100, 7], [32, 2, 100, 7], [32, 2, 100, 7]], g\n"
 		"assert d[\"tunables\"][\"max_total_jobs\"] is None and d[\"tunables\"][\"default_policy\"] == \"bracket\"\n"
 		"assert d[\"totals\"][\"contexts\"] == 18446744073709551615\n"
 		"assert d[\"submitters_scope\"] == \"all\" and d[\"submitters_total\"] == 5 and d[\"notes\"] == []\n");
@@ -820,6 +829,15 @@ static void test_status_json(void)
 		"    assert type(x[\"cycles\"]) is int\n"
 		"assert \"times\" not in d[\"abi\"][\"features\"]\n");
 	ctl_snapshot_free(&s);
+	/* A module without IOPA_FEAT_SHARE: budget and weight unknown. */
+	fake_snapshot(&s, 2);
+	s.feat.features &= ~IOPA_FEAT_SHARE;
+	check_status_json(&s, "no-share",
+		"k = (\"budget\", \"sharers\", \"weight\", \"group_cycles\")\n"
+		"for x in d[\"submitters\"]:\n"
+		"    assert all(k_ in x and x[k_] is None for k_ in k), x\n"
+		"assert \"share\" not in d[\"abi\"][\"features\"]\n");
+	ctl_snapshot_free(&s);
 	fake_snapshot(&s, 2);
 	s.feat_err = ENOTTY;
 	check_status_json(&s, "features-unknown",
@@ -861,6 +879,13 @@ static int find_line(const char *text, const char *prefix, char *line,
 	return 0;
 }
 
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
 static void test_status_text(void)
 {
 	static const struct {
@@ -883,8 +908,8 @@ static void test_status_text(void)
 
 	fake_snapshot(&s, 6);
 	text = status_text(&s);
-	ok(text && strstr(text, " JOBS/S      R   WAIT_MS    SVC_MS    DONE  NOISE   CYCLES CHANGES ORDER\n"),
-	   "status text: columns WAIT_MS SVC_MS DONE NOISE after R");
+	ok(text && strstr(text, " JOBS/S      R   WAIT_MS    SVC_MS    DONE  NOISE   CYCLES CHANGES ORDER   BUDGET/SHR WEIGHT\n"),
+	   "status text: columns WAIT_MS SVC_MS DONE NOISE after R, BUDGET/SHR WEIGHT last");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int found = find_line(text, cases[i].prefix, line, sizeof(line));
 
@@ -895,7 +920,20 @@ static void test_status_text(void)
 	}
 	find_line(text, "     1    3     102 ", line, sizeof(line));
 	ok(strstr(line, " bracket   ") != NULL, "status text: policy bracket by name");
+	find_line(text, "     1    2     101 ", line, sizeof(line));
+	ok(ends_with(line, "        32/2     50"),
+	   "status text: a shared budget and its sharers, the weight");
+	find_line(text, "     1    1     100 ", line, sizeof(line));
+	ok(ends_with(line, "           -    100"),
+	   "status text: no shared budget: -, the default weight");
 	free(text);
+	s.feat.features &= ~IOPA_FEAT_SHARE;
+	text = status_text(&s);
+	find_line(text, "     1    2     101 ", line, sizeof(line));
+	ok(ends_with(line, "           -      -"),
+	   "status text: a module without IOPA_FEAT_SHARE: budget and weight -");
+	free(text);
+	s.feat.features |= IOPA_FEAT_SHARE;
 	s.feat.features &= ~IOPA_FEAT_TIMES;
 	text = status_text(&s);
 	find_line(text, "     1    2     101 ", line, sizeof(line));
