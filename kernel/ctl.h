@@ -34,8 +34,8 @@ typedef long long s64;
 
 /* Must equal IOPA_LIMIT_MAX of uapi/linux/iopa.h (the module checks). */
 #define IOPA_CTL_LIMIT_MAX	4096
-/* bracket: a cycle ends on evidence no sooner than this (timer cost). */
-#define IOPA_CTL_MIN_CYCLE_MS	20
+/* bracket: a cycle ends on evidence no sooner than this (see ctl.c, 5.). */
+#define IOPA_CTL_MIN_CYCLE_MS	100
 /* Most cycles averaged: iopa's N, hillclimb's samples per measurement. */
 #define IOPA_CTL_HIST_MAX	8
 
@@ -146,6 +146,9 @@ enum iopa_ctl_mode {
  *	@ncpus, rounded up.  bracket has no CPU-derived cap: only max_limit,
  *	the CPU guard and demand end its doubling
  * @max_limit: ceiling for every controller, >= 1
+ * @gain_permille: bracket: of two limits, the larger pays if it raised
+ *	throughput by more than (this - 1000) / 1000 times its relative
+ *	growth (a doubling must gain (this - 1000) / 10 percent)
  * @ncpus: online CPUs
  */
 struct iopa_ctl_params {
@@ -158,6 +161,7 @@ struct iopa_ctl_params {
 	u32 init_limit;
 	u32 fast_cap;
 	u32 max_limit;
+	u32 gain_permille;
 	u32 ncpus;
 };
 

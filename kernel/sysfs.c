@@ -134,6 +134,7 @@ static struct iopa_param_attr iopa_param_attr_tbl[] = {
 	IOPA_PARAM_ATTR(init_limit, init_limit),
 	IOPA_PARAM_ATTR(fast_cap, fast_cap),
 	IOPA_PARAM_ATTR(max_limit, max_limit),
+	IOPA_PARAM_ATTR(gain_threshold, gain_permille),
 };
 
 static ssize_t default_policy_show(struct device *dev,

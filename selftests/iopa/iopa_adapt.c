@@ -61,7 +61,7 @@ static bool state_has_dev(const struct iopa_state *st, uint32_t dev)
 
 enum {
 	T_INC, T_DEC, T_FAST, T_NORMAL, T_HOLD, T_HISTORY, T_INIT, T_FAST_CAP,
-	T_MAX_LIMIT, NR_NUM_TUNABLES
+	T_MAX_LIMIT, T_GAIN, NR_NUM_TUNABLES
 };
 
 static const char * const num_tunables[NR_NUM_TUNABLES] = {
@@ -74,6 +74,7 @@ static const char * const num_tunables[NR_NUM_TUNABLES] = {
 	[T_INIT]	= "init_limit",
 	[T_FAST_CAP]	= "fast_cap",
 	[T_MAX_LIMIT]	= "max_limit",
+	[T_GAIN]	= "gain_threshold",
 };
 
 /* Documented defaults; max_limit's depends on the CPUs. */
@@ -82,7 +83,7 @@ static uint64_t num_default(int i)
 	static const uint64_t def[NR_NUM_TUNABLES] = {
 		[T_INC] = 1100, [T_DEC] = 900, [T_FAST] = 500,
 		[T_NORMAL] = 1000, [T_HOLD] = 6000, [T_HISTORY] = 3,
-		[T_INIT] = 0, [T_FAST_CAP] = 0,
+		[T_INIT] = 0, [T_FAST_CAP] = 0, [T_GAIN] = 1050,
 	};
 	uint64_t m;
 
@@ -1137,6 +1138,7 @@ TEST_F(tun, roundtrip)
 		{ T_INIT,	{ 0, IOPA_LIMIT_MAX, 6 } },
 		{ T_FAST_CAP,	{ 0, IOPA_LIMIT_MAX, 9 } },
 		{ T_MAX_LIMIT,	{ 1, IOPA_LIMIT_MAX, 12 } },
+		{ T_GAIN,	{ 1001, 10000, 1080 } },
 	};
 	unsigned int i, k;
 	uint64_t v;
@@ -1175,12 +1177,13 @@ TEST_F(tun, bad_values)
 		{ T_INIT,	{ "4097", "100000", NULL } },
 		{ T_FAST_CAP,	{ "4097", "100000", NULL } },
 		{ T_MAX_LIMIT,	{ "0", "4097", "100000", NULL } },
+		{ T_GAIN,	{ "0", "1000", "999", "10001" } },
 	};
 	/* a good value that differs from the defaults, set first */
 	static const uint64_t set[NR_NUM_TUNABLES] = {
 		[T_INC] = 1200, [T_DEC] = 850, [T_FAST] = 321, [T_NORMAL] = 654,
 		[T_HOLD] = 987, [T_HISTORY] = 2, [T_INIT] = 5, [T_FAST_CAP] = 7,
-		[T_MAX_LIMIT] = 11,
+		[T_MAX_LIMIT] = 11, [T_GAIN] = 1070,
 	};
 	unsigned int i, k;
 	uint64_t v;

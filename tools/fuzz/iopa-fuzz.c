@@ -82,6 +82,7 @@ static const char *tunables[] = {
 	"increase_threshold",
 	"decrease_threshold", "fast_cycle_ms", "normal_cycle_ms",
 	"hold_cycle_ms", "history", "init_limit", "fast_cap", "max_limit",
+	"gain_threshold",
 };
 static char saved[sizeof(tunables) / sizeof(tunables[0])][32];
 

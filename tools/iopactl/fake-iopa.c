@@ -100,7 +100,8 @@ static const struct { const char *name; unsigned long min, max; } tunables[] = {
 	{ "fast_cycle_ms", 1, 3600000 }, { "normal_cycle_ms", 1, 3600000 },
 	{ "hold_cycle_ms", 1, 3600000 }, { "history", 1, 8 },
 	{ "init_limit", 0, 4096 }, { "fast_cap", 0, 4096 },
-	{ "max_limit", 1, 4096 }, { "default_policy", 0, 0 },
+	{ "max_limit", 1, 4096 }, { "gain_threshold", 1001, 10000 },
+	{ "default_policy", 0, 0 },
 };
 
 /* ---- paths ------------------------------------------------------------------ */

@@ -49,7 +49,8 @@ NODE=${IOPA_NODE:-/dev/iopa}
 PLAN=29
 TUNABLES="max_jobs max_submitters max_workers max_total_jobs
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
-	hold_cycle_ms history init_limit fast_cap max_limit default_policy"
+	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
+	default_policy"
 NOBODY=65534
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/iopactl-check.XXXXXX") || exit 1

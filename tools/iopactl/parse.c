@@ -29,6 +29,7 @@ const struct ctl_tunable ctl_tunables[CTL_NR_TUNABLES] = {
 	{ "init_limit",		CTL_TUN_UINT,	0, 4096 },
 	{ "fast_cap",		CTL_TUN_UINT,	0, 4096 },
 	{ "max_limit",		CTL_TUN_UINT,	1, 4096 },
+	{ "gain_threshold",	CTL_TUN_UINT,	1001, 10000 },
 	{ "default_policy",	CTL_TUN_POLICY,	0, 0 },
 };
 
@@ -258,6 +259,7 @@ const char ctl_usage_text[] =
 	"  fast_cycle_ms, normal_cycle_ms, hold_cycle_ms 1..3600000\n"
 	"  history 1..8               init_limit 0..4096\n"
 	"  fast_cap 0..4096           max_limit 1..4096\n"
+	"  gain_threshold 1001..10000\n"
 	"  default_policy iopa|hillclimb|bracket\n"
 	"\n"
 	"exit status: 0 ok, 1 refused by the kernel or failed, 2 usage\n";

@@ -269,6 +269,8 @@ TEST(no_growth_when_cpu_saturated)
 
 	params(&p);
 	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
+		if (pol == IOPA_CTL_POLICY_BRACKET)
+			continue;
 		iopa_ctl_init(&c, &p, pol);
 		for (i = 0; i < 40; i++) {
 			feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), true,
@@ -276,6 +278,18 @@ TEST(no_growth_when_cpu_saturated)
 			ASSERT_LE(iopa_ctl_limit(&c), 10);
 		}
 	}
+	/*
+	 * bracket: no doubling, and probes up by the finest step only,
+	 * each judged by its throughput (each one pays here: the device is
+	 * linear): +1 per probe (an eighth of the base from 16 on), 30
+	 * after 40 cycles, where without the guard it doubles.
+	 */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 40; i++) {
+		feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), true, true);
+		ASSERT_LE(iopa_ctl_limit(&c), 32);
+	}
+	EXPECT_LT(4, iopa_ctl_limit(&c));
 	/* iopa in NORMAL: R > increase, but saturated: keep */
 	p.init_limit = 16;
 	p.fast_cap = 16;
@@ -821,18 +835,19 @@ TEST(bracket_cycle_ends_on_evidence)
 
 	iopa_ctl_params_default(&p, 2);
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	/* FAST at 4: 8 completions over 2 mean service times of 40 ms */
-	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 100, 7, 7 * 40000));
-	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 79, 8, 8 * 40000));
-	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 80, 8, 8 * 40000));
-	/* never sooner than 20 ms, even with fast jobs */
-	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 19, 1000, 1000 * 10));
-	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 20, 1000, 1000 * 10));
+	/* FAST at 4: 8 completions over 2 mean service times of 60 ms */
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 200, 7, 7 * 60000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 119, 8, 8 * 60000));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 120, 8, 8 * 60000));
+	/* never sooner than 100 ms, even with fast jobs */
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 99, 1000, 1000 * 10));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 100, 1000, 1000 * 10));
 	/* the transient after the doubling to 8: 8 completions, 1 span */
 	feed(&c, &p, dev_knee16(4), false, true);
 	ASSERT_EQ(8, iopa_ctl_limit(&c));
-	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 40, 8, 8 * 40000));
-	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 40, 7, 7 * 40000));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 120, 8, 8 * 120000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 119, 8, 8 * 120000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 200, 7, 7 * 120000));
 	/* past FAST at 16: 16 completions over 4 spans */
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
 	ASSERT_EQ(16, iopa_ctl_limit(&c));
