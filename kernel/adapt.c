@@ -395,6 +395,7 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 			(sub->nr[IOPA_JOB_PENDING] &&
 			 sub->nr[IOPA_JOB_RUNNING] >= sub->limit);
 	sample.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
+	sample.block_io = sub->tput_bytes;
 	sample.completions = min_t(u64, sub->cyc.jobs, U32_MAX);
 	sample.svc_us = sub->cyc.svc_us;
 	sample.svc_sq = sub->cyc.svc_sq;

@@ -180,6 +180,9 @@ struct iopa_ctl_params {
  *	cache hits), or the other way round, so the module changed its unit
  *	(bytes/s, jobs/s).  The sample is ignored and the controller
  *	measures afresh
+ * @block_io: @tput counts block I/O bytes (else jobs, which did none):
+ *	bracket still probes one step up when such a cycle saturated the
+ *	CPUs, since the device may be what limits it
  * @completions: jobs completed in the cycle
  * @svc_us: sum of their service times (fetch to complete), microseconds
  * @svc_sq: sum of the squares of their service times in microseconds,
@@ -192,6 +195,7 @@ struct iopa_ctl_sample {
 	bool cpu_saturated;
 	bool demand;
 	bool cached;
+	bool block_io;
 	u32 completions;
 	u64 svc_us;
 	u64 svc_sq;

@@ -351,6 +351,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 			   elapsed_ms);
 	s.elapsed_ms = min_t(u64, elapsed_ms, U32_MAX);
 	s.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
+	s.block_io = atomic64_read(&g->bytes) != 0;
 	s.completions = min_t(u64, jobs, U32_MAX);
 	s.svc_us = atomic64_read(&g->svc_us);
 	s.svc_sq = atomic64_read(&g->svc_sq);

@@ -171,9 +171,15 @@ static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_param_attr_tbl[6].dattr.attr,
 	&iopa_param_attr_tbl[7].dattr.attr,
 	&iopa_param_attr_tbl[8].dattr.attr,
+	&iopa_param_attr_tbl[9].dattr.attr,
 	&dev_attr_default_policy.attr,
 	NULL,
 };
+
+/* Every entry of both tables listed (a new tunable was once left out). */
+static_assert(ARRAY_SIZE(iopa_tunable_attrs) ==
+	      ARRAY_SIZE(iopa_tunable_attr_tbl) +
+	      ARRAY_SIZE(iopa_param_attr_tbl) + 2);
 
 static const struct attribute_group iopa_tunable_group = {
 	.attrs = iopa_tunable_attrs,

@@ -54,18 +54,6 @@ static int run_as_nobody(gid_t group, child_fn fn, void *arg)
 #define CG		CG_ROOT "/iopa-test"
 #define CG_JOBS		8192
 
-static int cg_write(const char *file, const char *val)
-{
-	int fd = open(file, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 FIXTURE(sec) {
 	struct stat node;	/* the device node as found */
 	bool restore_node;
@@ -105,7 +93,7 @@ FIXTURE_TEARDOWN(sec)
 	if (self->cg_made)
 		EXPECT_EQ(0, rmdir(CG));
 	if (self->cg_memory_added)
-		cg_write(CG_ROOT "/cgroup.subtree_control", "-memory");
+		iopa_write_str(CG_ROOT "/cgroup.subtree_control", "-memory");
 	if (self->cg_mounted)
 		EXPECT_EQ(0, umount(CG_ROOT));
 }
@@ -572,7 +560,7 @@ TEST_F(sec, jobs_charged_to_memcg)
 		self->cg_mounted = true;
 	}
 	if (!cg_has(CG_ROOT "/cgroup.subtree_control", "memory")) {
-		if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
+		if (iopa_write_str(CG_ROOT "/cgroup.subtree_control", "+memory"))
 			SKIP(return, "no memory controller");
 		self->cg_memory_added = true;
 	}
@@ -591,7 +579,7 @@ TEST_F(sec, jobs_charged_to_memcg)
 		close(done[0]);
 
 		snprintf(buf, sizeof(buf), "%d", getpid());
-		if (cg_write(CG "/cgroup.procs", buf))
+		if (iopa_write_str(CG "/cgroup.procs", buf))
 			_exit(70);
 		if (iopa_write_full(done[1], &c, 1))
 			_exit(71);

@@ -145,6 +145,18 @@ static inline int iopa_set_adapt(int sfd, uint32_t policy, uint32_t min,
 	return iopa_ioctl(sfd, IOPA_IOC_SET_ADAPT, &a);
 }
 
+/* SET_ADAPT with a weight (IOPA_ADAPT_F_WEIGHT). */
+static inline int iopa_set_adapt_weight(int sfd, uint32_t policy, uint32_t min,
+					uint32_t max, uint32_t weight)
+{
+	struct iopa_adapt a = {
+		.policy = policy, .min = min, .max = max,
+		.flags = IOPA_ADAPT_F_WEIGHT, .weight = weight,
+	};
+
+	return iopa_ioctl(sfd, IOPA_IOC_SET_ADAPT, &a);
+}
+
 static inline int iopa_get_state(int sfd, struct iopa_state *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -549,14 +561,12 @@ static inline int iopa_sysfs_read(const char *name, uint64_t *val)
 	return 0;
 }
 
-/* Write @str to the attribute; -errno of the write (or open) on failure. */
-static inline int iopa_sysfs_write_str(const char *name, const char *str)
+/* Write @str to the file @path (sysfs, cgroupfs); 0 or -errno. */
+static inline int iopa_write_str(const char *path, const char *str)
 {
-	char path[256];
 	ssize_t n;
 	int fd, e;
 
-	snprintf(path, sizeof(path), IOPA_SYSFS "/%s", name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -566,6 +576,15 @@ static inline int iopa_sysfs_write_str(const char *name, const char *str)
 	if (n < 0)
 		return -e;
 	return n == (ssize_t)strlen(str) ? 0 : -EIO;
+}
+
+/* Write @str to the attribute; -errno of the write (or open) on failure. */
+static inline int iopa_sysfs_write_str(const char *name, const char *str)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), IOPA_SYSFS "/%s", name);
+	return iopa_write_str(path, str);
 }
 
 /*

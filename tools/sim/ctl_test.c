@@ -269,8 +269,6 @@ TEST(no_growth_when_cpu_saturated)
 
 	params(&p);
 	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
-		if (pol == IOPA_CTL_POLICY_BRACKET)
-			continue;
 		iopa_ctl_init(&c, &p, pol);
 		for (i = 0; i < 40; i++) {
 			feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), true,
@@ -279,14 +277,23 @@ TEST(no_growth_when_cpu_saturated)
 		}
 	}
 	/*
-	 * bracket: no doubling, and probes up by the finest step only,
-	 * each judged by its throughput (each one pays here: the device is
-	 * linear): +1 per probe (an eighth of the base from 16 on), 30
-	 * after 40 cycles, where without the guard it doubles.
+	 * bracket, jobs that do block I/O: no doubling, but probes up by
+	 * the finest step, each judged by its throughput (each pays here:
+	 * the device is linear): +1 a probe (an eighth of the base from
+	 * 16 on), 30 after 40 cycles, where without the guard it doubles.
 	 */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	for (i = 0; i < 40; i++) {
-		feed(&c, &p, dev_linear(iopa_ctl_limit(&c)), true, true);
+		struct iopa_ctl_sample smp = {
+			.tput = dev_linear(iopa_ctl_limit(&c)),
+			.elapsed_ms = iopa_ctl_next_cycle_ms(&c, &p),
+			.cpu_saturated = true, .demand = true, .block_io = true,
+			.completions = FEED_JOBS,
+			.svc_us = FEED_JOBS * FEED_SVC_US,
+			.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
+		};
+
+		iopa_ctl_update(&c, &p, &smp, NULL);
 		ASSERT_LE(iopa_ctl_limit(&c), 32);
 	}
 	EXPECT_LT(4, iopa_ctl_limit(&c));

@@ -1145,6 +1145,7 @@ static int gm_cycle_end(struct gm *g, unsigned int t, bool early)
 		 (u64)tn->jobs * 1000 * 1000 / ms;
 	s.elapsed_ms = (u32)ms;
 	s.cpu_saturated = (u64)(idle / 1000) * 10 < ms * ncpus;
+	s.block_io = tn->tput_bytes;
 	s.demand = tn->demand || tn->running >= iopa_ctl_limit(&tn->c);
 	s.completions = tn->jobs;
 	s.svc_us = tn->svc_us;

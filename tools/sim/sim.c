@@ -371,6 +371,7 @@ static int sim_run_legacy(enum sim_scenario_id id, enum iopa_ctl_policy pol,
 		s.tput = (u64)(meas * 1000.0 + 0.5);		/* KB/s */
 		s.elapsed_ms = (u32)len;
 		s.cpu_saturated = cpu / len >= st.ncpus - 0.5;
+		s.block_io = true;	/* KB/s of a device model */
 		s.demand = true;
 		s.completions = cs.jobs;
 		s.svc_us = cs.svc_us;
