@@ -301,17 +301,29 @@ void iopa_adapt_note_file(struct iopa_submitter *sub, const struct file *file)
 		return;
 	/*
 	 * The first device: a rotational disk starts at one job (see
-	 * kernel/ctl.c, 5.).  The job's file keeps the device alive; an
-	 * opened block device file's mapping is the device's (fget() gives
-	 * no O_PATH file).
+	 * kernel/ctl.c, 5.).  A hint: a regular file's file system's
+	 * device (none for tmpfs, overlayfs, btrfs, network file systems),
+	 * or an opened block device; a device-mapper or md device is
+	 * rotational if one of its legs is.  The job's file keeps the
+	 * device alive; an opened block device file's mapping is the
+	 * device's (fget() gives no O_PATH file).
 	 */
-	bdev = S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
-	       inode->i_sb->s_bdev;
+	if (S_ISBLK(inode->i_mode))
+		bdev = I_BDEV(file->f_mapping->host);
+	else if (S_ISREG(inode->i_mode))
+		bdev = inode->i_sb->s_bdev;
+	else
+		bdev = NULL;
 	if (!bdev || bdev_nonrot(bdev))
 		return;
 	iopa_params_get(&p);
-	if (iopa_ctl_set_start(&sub->ctl, &p, 1))
-		iopa_adapt_apply(sub);
+	if (!iopa_ctl_set_start(&sub->ctl, &p, 1))
+		return;
+	sub->changes++;
+	trace_iopa_limit_change(sub->ctx->id, sub->id, sub->limit,
+				iopa_ctl_limit(&sub->ctl),
+				iopa_ctl_mode(&sub->ctl), 1000, 0);
+	iopa_adapt_apply(sub);
 }
 
 /* ---- the cycle -------------------------------------------------------- */

@@ -1084,7 +1084,8 @@ static u32 iopa_ctl_br_var(const struct iopa_ctl_sample *s, u32 limit)
 		if (cv2 > IOPA_CTL_BR_CV2_MAX)
 			cv2 = IOPA_CTL_BR_CV2_MAX;
 	}
-	v = div64_u64(cv2, k) + div64_u64(1000000ULL * limit, 12 * k * k) +
+	v = div64_u64(cv2, k) +
+	    div64_u64(div64_u64(1000000ULL * limit, 12 * k), k) +
 	    IOPA_CTL_BR_VAR_FLOOR;
 	return v < IOPA_CTL_BR_VAR_MAX ? (u32)v : IOPA_CTL_BR_VAR_MAX;
 }
@@ -1206,8 +1207,10 @@ static bool iopa_ctl_br_no_up(const struct iopa_ctl_sample *s)
  * held at this step, halve it; below the finest step, STEADY.
  */
 static void iopa_ctl_br_next(struct iopa_ctl *c,
-			     const struct iopa_ctl_params *p, bool no_up)
+			     const struct iopa_ctl_params *p,
+			     const struct iopa_ctl_sample *s)
 {
+	bool no_up = iopa_ctl_br_no_up(s);
 	u32 m = iopa_ctl_br_min_step(c->base);
 
 	while (c->step >= m) {
@@ -1230,6 +1233,9 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 			 */
 			down = c->base / (c->br_wide ? 2 : 4);
 			t = iopa_ctl_trial(c, d, down ? down : 1);
+			/* Saturated CPUs: up by the finest step only. */
+			if (d > 0 && s->cpu_saturated)
+				t = iopa_ctl_clamp(c, (u64)c->base + m);
 			/* Not the base, nor a limit already judged worse. */
 			if (t == c->base || t == c->from || t == c->rejected)
 				continue;
@@ -1258,7 +1264,7 @@ static void iopa_ctl_br_double(struct iopa_ctl *c,
 	}
 	c->mode = IOPA_CTL_MODE_NORMAL;
 	iopa_ctl_br_search(c, c->base / 4, s->cpu_saturated ? -1 : 1);
-	iopa_ctl_br_next(c, p, iopa_ctl_br_no_up(s));
+	iopa_ctl_br_next(c, p, s);
 }
 
 static void iopa_ctl_br_fast(struct iopa_ctl *c,
@@ -1293,11 +1299,22 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	 */
 	c->mode = IOPA_CTL_MODE_NORMAL;
 	wide = !c->br_streak;
-	iopa_ctl_br_search(c, wide ? from / 2 : from / 4,
-			   c->r_permille < p->decrease_permille ? -1 : 1);
+	/*
+	 * A doubling that lost counts as the probe up, unless it lost
+	 * outright; one the noise could not judge does not, and may be
+	 * tried again as a probe against the base measured afresh (from
+	 * one job, the only probe there is).  Down first either way.
+	 */
+	if (v == IOPA_CTL_BR_SMALL) {
+		iopa_ctl_br_search(c, wide ? from / 2 : from / 4,
+				   c->r_permille < p->decrease_permille ?
+				   -1 : 1);
+		c->tried = c->dir > 0 ? IOPA_CTL_UP : 0;
+		c->from = c->limit;
+	} else {
+		iopa_ctl_br_search(c, wide ? from / 2 : from / 4, -1);
+	}
 	c->br_wide = wide;
-	c->tried = c->dir > 0 ? IOPA_CTL_UP : 0;
-	c->from = c->limit;
 	iopa_ctl_br_move(c, from);
 }
 
@@ -1337,7 +1354,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 		if (c->step < m || (up && s->cpu_saturated))
 			c->step = m;
 		c->tried = up ? IOPA_CTL_DOWN : IOPA_CTL_UP;
-		iopa_ctl_br_next(c, p, iopa_ctl_br_no_up(s));
+		iopa_ctl_br_next(c, p, s);
 		return;
 	}
 	/* The probe lost: back to the base, with a step grown no further. */
@@ -1352,7 +1369,8 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 
 /*
  * The device or the load changed: start up again from a quarter of the
- * base (not below the start limit), doubling while a doubling pays.
+ * base (not below the start limit, nor above the base), doubling while
+ * a doubling pays.
  * Where the knee went is unknown; doublings find it in log2 steps either
  * way, where probes a quarter of the base apart cross a plateau one pair
  * at a time (a disk whose best is one job, flat from two on).
@@ -1363,6 +1381,8 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
 
 	if (t < c->br_start)
 		t = c->br_start;
+	if (t > c->base)
+		t = c->base;
 	c->mode = IOPA_CTL_MODE_FAST;
 	c->base = iopa_ctl_clamp(c, t);
 	c->br_streak = 0;
@@ -1415,7 +1435,7 @@ static void iopa_ctl_br_watch(struct iopa_ctl *c,
 	c->br_n = 1;
 	iopa_ctl_br_set_ref(c);
 	c->mode = IOPA_CTL_MODE_NORMAL;
-	iopa_ctl_br_next(c, p, iopa_ctl_br_no_up(s));
+	iopa_ctl_br_next(c, p, s);
 }
 
 static void iopa_ctl_br_update(struct iopa_ctl *c,
@@ -1447,7 +1467,7 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 		/* The base measured: probe next to it. */
 		c->r_permille = 1000;
 		iopa_ctl_br_set_ref(c);
-		iopa_ctl_br_next(c, p, iopa_ctl_br_no_up(s));
+		iopa_ctl_br_next(c, p, s);
 		break;
 	case IOPA_CTL_MODE_PROBE:
 		iopa_ctl_br_probe(c, p, s);
@@ -1531,9 +1551,18 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		c->limit = iopa_ctl_clamp(c, iopa_ctl_cpu_pct(p->ncpus, 30));
 	c->mode = IOPA_CTL_MODE_FAST;
 	c->base = c->limit;
-	c->br_start = c->limit;
+	/* bracket's start, whatever the policy (it may be switched to) */
+	c->br_start = iopa_ctl_clamp(c, p->init_limit ? p->init_limit :
+				     IOPA_CTL_BR_INIT_LIMIT);
 	c->step = 1;
 	c->dir = 1;
+	/*
+	 * bracket: the first cycle is transient too.  Its jobs wait on
+	 * the first reads of their directories and inodes (cold caches,
+	 * an empty pipeline), which would make the start limit look worse
+	 * than it is and its first doubling a gain.
+	 */
+	c->br_settle = c->policy == IOPA_CTL_POLICY_BRACKET;
 	iopa_ctl_hc_reprobe_reset(c);
 }
 
@@ -1543,10 +1572,11 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  * @p: the tunables
  * @limit: the start limit (1 for a rotational disk, see 5. above)
  *
- * Only for bracket, and only when init_limit is 0 (an operator's start
- * wins).  Before the start limit has been measured the limit moves to
- * @limit at once; after, @limit is the lowest a restart after a level
- * shift begins at.
+ * Only when init_limit is 0 (an operator's start wins).  Under bracket,
+ * before the start limit has been measured, the limit moves to @limit at
+ * once; after, and under the other policies, @limit is only kept as the
+ * lowest a restart after a level shift begins at (should the controller
+ * be switched to bracket).
  *
  * Return: true if the limit changed.
  */
@@ -1555,14 +1585,14 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 {
 	u32 old = c->limit;
 
-	if (c->policy != IOPA_CTL_POLICY_BRACKET || p->init_limit || !limit)
+	if (p->init_limit || !limit)
 		return false;
-	if (c->mode == IOPA_CTL_MODE_FAST && c->limit == c->base &&
+	if (c->policy == IOPA_CTL_POLICY_BRACKET &&
+	    c->mode == IOPA_CTL_MODE_FAST && c->limit == c->base &&
 	    c->base == c->br_start && !c->br_n && !c->br_streak) {
 		c->base = iopa_ctl_clamp(c, limit);
+		/* Still the first cycle's transient (iopa_ctl_init()). */
 		iopa_ctl_br_move(c, c->base);
-		/* Nothing ran at the old start: no transient. */
-		c->br_settle = 0;
 	}
 	c->br_start = limit;
 	return c->limit != old;

@@ -251,7 +251,8 @@ struct iopa_ctl_sample {
  * @br_wide: bracket: the first doubling did not pay: probes down may
  *	halve the base (else a quarter at most) until STEADY
  * @br_start: bracket: the limit start-up begins at, and the lowest a
- *	restart after a level shift begins at (1 on a rotational device)
+ *	restart after a level shift begins at (1 on a rotational device;
+ *	kept under every policy, for a switch to bracket)
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];

@@ -320,7 +320,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	struct iopa_ctl_sample s = { };
 	struct iopa_submitter *sub;
 	struct iopa_ctl_params p;
-	u64 now, idle, elapsed_ms, idle_ms, jobs;
+	u64 now, idle, elapsed_ms, idle_ms, jobs, bytes;
 	u32 old, mode, r = 0;
 
 	iopa_params_get(&p);
@@ -347,11 +347,11 @@ static void iopa_group_work_fn(struct work_struct *work)
 	idle_ms = idle >= g->idle_us ?
 		  div_u64(idle - g->idle_us, USEC_PER_MSEC) : U64_MAX;
 	jobs = atomic64_read(&g->jobs);
-	s.tput = div64_u64(atomic64_read(&g->bytes) * MSEC_PER_SEC,
-			   elapsed_ms);
+	bytes = atomic64_read(&g->bytes);
+	s.tput = div64_u64(bytes * MSEC_PER_SEC, elapsed_ms);
 	s.elapsed_ms = min_t(u64, elapsed_ms, U32_MAX);
 	s.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
-	s.block_io = atomic64_read(&g->bytes) != 0;
+	s.block_io = bytes != 0;
 	s.completions = min_t(u64, jobs, U32_MAX);
 	s.svc_us = atomic64_read(&g->svc_us);
 	s.svc_sq = atomic64_read(&g->svc_sq);

@@ -14,8 +14,8 @@
  * the module.  Under it
  * only the core's own leaf locks are taken: waitqueue locks (wake_up(),
  * finish_wait()) and what they nest (scheduler, epoll), the
- * workqueue's (mod_delayed_work()), and blkstat.c's iopa_blkdevs_lock,
- * a leaf.  Nothing under
+ * workqueue's (mod_delayed_work()), blkstat.c's iopa_blkdevs_lock and
+ * adapt.c's iopa_params_lock (iopa_params_get()), leaves.  Nothing under
  * ctx->lock sleeps, copies from or to user memory, or allocates.
  * fput() is called under ctx->lock: it defers the final __fput() to
  * task work or a workqueue and never sleeps.
