@@ -7,8 +7,8 @@
  *   iopa-sim --table         guest-like scenarios over 16 seeds: the best
  *                            fixed limit, each policy's median and minimum
  *                            mean_pct_of_best (for tuning)
- *   iopa-sim --fit           the guest's fixed-limit table against the
- *                            model, run as the bench ran
+ *   iopa-sim --fit           the guest's bench table (fixed limits and
+ *                            policies) against the model
  *   iopa-sim --curve         guest-like scenarios at fixed limits, per phase
  *   iopa-sim --noise         what the controller and the bench measure at
  *                            fixed limits: spread, lag-1 autocorrelation
@@ -22,10 +22,9 @@
  * --job-scale X (legacy job length), --set PARAM=VALUE (a field of struct
  * iopa_ctl_params; repeatable), --model NAME=VALUE (a field of struct
  * sim_model; repeatable), --csum-ms X (guest-like: CPU ms per 100 KiB
- * read), --quiet (guest-like: no TCG noise), --bench (guest-like: as the
- * bench ran: 8 s, null_blk throttled).  See README for the models and
- * the metrics.  Everything is deterministic: the same command prints the
- * same output.
+ * read), --quiet (guest-like: no TCG noise).  See README for the models
+ * and the metrics.  Everything is deterministic: the same command prints
+ * the same output.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -41,7 +40,7 @@ static void usage(void)
 		"                 --seeds N | --trace] [-s SCENARIO] [-p POLICY] [--seed N]\n"
 		"                [--ncpus N] [--duration MS] [--fixed N] [--job-scale X]\n"
 		"                [--set PARAM=VALUE]... [--model NAME=VALUE]... [--csum-ms X]\n"
-		"                [--quiet] [--bench]\n");
+		"                [--quiet]\n");
 	exit(2);
 }
 
@@ -323,93 +322,134 @@ static void table(const struct cli *cl)
 	}
 }
 
-/* The bench's controller settings (bench/README.md, sysfs_changed). */
-static void bench_params(const struct cli *cl, struct iopa_ctl_params *p)
-{
-	params_for(cl, SIM_G_NCPUS, p);
-	p->fast_cycle_ms = 100;
-	p->normal_cycle_ms = 200;
-	p->hold_cycle_ms = 1200;
-	p->max_limit = 64;
-}
-
 #define FIT_SEEDS	3
 #define FIT_POL_SEEDS	16
+#define FIT_POINTS	5.0
 
-/* One cell's policies, with the guest's unit rule or today's. */
-static void fit_policies(const struct sim_guest_cell *g,
-			 const struct iopa_ctl_params *p,
-			 const struct sim_opts *base, int guest_rule)
+/* The policies in the order of the guest's table: default first. */
+static const int fit_pols[] = {
+	IOPA_CTL_POLICY_BRACKET, IOPA_CTL_POLICY_IOPA,
+	IOPA_CTL_POLICY_HILLCLIMB,
+};
+
+#define FIT_NPOLS	(sizeof(fit_pols) / sizeof(fit_pols[0]))
+
+static double fit_guest_mbps(const struct sim_guest_cell *g, int pol)
 {
-	struct sim_model m = base->model ? *base->model : sim_model_default;
-	struct sim_opts o = *base;
-	double gb = 0;
-	int l, s, pol;
+	switch (pol) {
+	case IOPA_CTL_POLICY_BRACKET:
+		return g->bracket_mbps;
+	case IOPA_CTL_POLICY_IOPA:
+		return g->iopa_mbps;
+	default:
+		return g->hillclimb_mbps;
+	}
+}
 
-	m.sticky_unit = guest_rule;
-	o.model = &m;
+/* "bracket>iopa>hillclimb": the policies by @pct, best first. */
+static void fit_rank(const double *pct, char *buf, size_t len)
+{
+	unsigned int i, j, k, ord[FIT_NPOLS];
+
+	for (i = 0; i < FIT_NPOLS; i++)
+		ord[i] = i;
+	for (i = 1; i < FIT_NPOLS; i++)
+		for (j = i; j > 0 && pct[ord[j]] > pct[ord[j - 1]]; j--) {
+			k = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = k;
+		}
+	buf[0] = 0;
+	for (i = 0; i < FIT_NPOLS; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+			 i ? ">" : "", iopa_ctl_policy_name(fit_pols[ord[i]]));
+}
+
+/*
+ * One cell's policies: % of the best of the fixed limits 1, 2, ..., 64,
+ * guest and model (mean over seeds 1..FIT_POL_SEEDS), and the ranking.
+ * Return: the largest difference, in points.
+ */
+static double fit_policies(const struct sim_guest_cell *g,
+			   const struct iopa_ctl_params *p,
+			   const struct sim_opts *base)
+{
+	double gp[FIT_NPOLS], mp[FIT_NPOLS], gb = 0, worst = 0;
+	struct sim_opts o = *base;
+	char gr[64], mr[64];
+	unsigned int k;
+	int l, s;
+
 	for (l = 0; l < 7; l++)
 		if (g->mbps[l] > gb)
 			gb = g->mbps[l];
-	printf("fit policies cell=%s unit=%s", sim_scenario_name(g->id),
-	       guest_rule ? "guest" : "now");
-	for (pol = 0; pol < IOPA_CTL_NR_POLICIES; pol++) {
-		double sum = 0, gv = -1;
-
-		for (s = 1; s <= FIT_POL_SEEDS; s++) {
-			struct sim_result r;
-			double best = 0;
-
-			o.seed = s;
-			o.fixed = 0;
-			run_one(g->id, pol, p, &o, &r);
-			/* against the best of the guest's limits */
-			for (l = 0; l < 7; l++) {
-				struct sim_result f;
-
-				o.fixed = sim_guest_limits[l];
-				run_one(g->id, 0, p, &o, &f);
-				if (f.mean_tput > best)
-					best = f.mean_tput;
-			}
-			sum += 100 * r.mean_tput / best / FIT_POL_SEEDS;
-		}
-		if (pol == IOPA_CTL_POLICY_IOPA)
-			gv = 100 * g->iopa_mbps / gb;
-		if (pol == IOPA_CTL_POLICY_HILLCLIMB)
-			gv = 100 * g->hillclimb_mbps / gb;
-		if (gv >= 0 && guest_rule)
-			printf(" %s=%.1f/%.1f", iopa_ctl_policy_name(pol), gv,
-			       sum);
-		else
-			printf(" %s=-/%.1f", iopa_ctl_policy_name(pol), sum);
+	for (k = 0; k < FIT_NPOLS; k++) {
+		gp[k] = 100 * fit_guest_mbps(g, fit_pols[k]) / gb;
+		mp[k] = 0;
 	}
-	printf("\n");
+	for (s = 1; s <= FIT_POL_SEEDS; s++) {
+		struct sim_result r;
+		double best = 0;
+
+		o.seed = s;
+		/* against the best of the guest's limits, this seed */
+		for (l = 0; l < 7; l++) {
+			o.fixed = sim_guest_limits[l];
+			run_one(g->id, 0, p, &o, &r);
+			if (r.mean_tput > best)
+				best = r.mean_tput;
+		}
+		o.fixed = 0;
+		for (k = 0; k < FIT_NPOLS; k++) {
+			run_one(g->id, fit_pols[k], p, &o, &r);
+			mp[k] += 100 * r.mean_tput / best / FIT_POL_SEEDS;
+		}
+	}
+	printf("fit policies cell=%s", sim_scenario_name(g->id));
+	for (k = 0; k < FIT_NPOLS; k++) {
+		double d = mp[k] - gp[k];
+
+		printf(" %s=%.1f/%.1f", iopa_ctl_policy_name(fit_pols[k]),
+		       gp[k], mp[k]);
+		if (d < 0)
+			d = -d;
+		if (d > worst)
+			worst = d;
+	}
+	fit_rank(gp, gr, sizeof(gr));
+	fit_rank(mp, mr, sizeof(mr));
+	printf(" max_diff=%.1f rank=%s/%s\n", worst, gr, mr);
+	return worst;
 }
 
 /*
  * --fit: each cell of the guest's table at the fixed limits 1..64, the
  * guest's MB/s and the model's (mean of 3 seeds, as the bench's 3 runs),
- * each relative to its best; then the policies with the bench's settings.
+ * each relative to its best; then the policies, as the bench ran them:
+ * the module's defaults.
  */
 static void fit(const struct cli *cl)
 {
+	double curve_err[SIM_NR_CELLS], pol_err[SIM_NR_CELLS];
 	struct iopa_ctl_params p;
 	struct sim_opts o = cl->o;
-	int c, l, s;
+	int c, l, s, ok = 1;
 
-	bench_params(cl, &p);
-	o.bench = 1;
+	params_for(cl, o.ncpus ? o.ncpus : SIM_G_NCPUS, &p);
 	o.best_max = 64;
-	printf("# fit: the guest bench (bench/README.md, 3 runs of 8 s, null_blk throttled at\n"
-	       "#   30 MiB/s) against the model run the same way (mean of seeds 1..%d)\n"
+	printf("# fit: the guest bench (bench/README.md, fresh-clone run at 4c646f5: 3 runs\n"
+	       "#   of 20 s, null_blk unthrottled, module defaults) against the model run\n"
+	       "#   the same way (%u CPUs, %u ms, max limit %u, cycles %u/%u ms;\n"
+	       "#   fixed limits: mean of seeds 1..%d)\n"
 	       "# per limit: guest MB/s / model MB/s, then each relative to its best, and\n"
 	       "#   the largest difference of the relative curves\n",
-	       FIT_SEEDS);
+	       p.ncpus, SIM_G_RUN_MS, p.max_limit, p.fast_cycle_ms,
+	       p.normal_cycle_ms, FIT_SEEDS);
 	for (c = 0; c < SIM_NR_CELLS; c++) {
 		const struct sim_guest_cell *g = &sim_guest_cells[c];
 		double m[7], gb = 0, mb = 0, err = 0;
 
+		curve_err[c] = -1;
 		if (cl->sc >= 0 && (int)g->id != cl->sc)
 			continue;
 		for (l = 0; l < 7; l++) {
@@ -442,20 +482,33 @@ static void fit(const struct cli *cl)
 			if (d > err)
 				err = d;
 		}
+		curve_err[c] = 100 * err;
 		printf(" max_diff=%.1f%%  # %s\n", 100 * err, g->note);
 	}
-	printf("# fit: policies with the bench's settings (cycles 100/200 ms, max limit 64),\n"
-	       "#   %% of the best fixed limit of 1, 2, 4, ..., 64: guest / model (mean of\n"
-	       "#   seeds 1..%d; the guest had no bracket policy); unit=guest: the module the\n"
-	       "#   guest ran (bytes/s from the first bytes on), unit=now: kernel/adapt.c\n"
-	       "#   (a cycle in another unit than the one before is cached)\n",
+	printf("# fit: policies, %% of the best of the fixed limits 1, 2, 4, ..., 64: guest /\n"
+	       "#   model (mean of seeds 1..%d); max_diff in points; rank: the policies\n"
+	       "#   best first, guest / model\n",
 	       FIT_POL_SEEDS);
 	for (c = 0; c < SIM_NR_CELLS; c++) {
+		pol_err[c] = -1;
 		if (cl->sc >= 0 && (int)sim_guest_cells[c].id != cl->sc)
 			continue;
-		fit_policies(&sim_guest_cells[c], &p, &o, 1);
-		fit_policies(&sim_guest_cells[c], &p, &o, 0);
+		pol_err[c] = fit_policies(&sim_guest_cells[c], &p, &o);
+		fflush(stdout);
 	}
+	printf("# fit: within %.0f points (relative curve and every policy):",
+	       FIT_POINTS);
+	for (c = 0; c < SIM_NR_CELLS; c++) {
+		int in;
+
+		if (pol_err[c] < 0)
+			continue;
+		in = curve_err[c] <= FIT_POINTS && pol_err[c] <= FIT_POINTS;
+		ok &= in;
+		printf(" %s=%s", sim_scenario_name(sim_guest_cells[c].id),
+		       in ? "yes" : "no");
+	}
+	printf("; all: %s\n", ok ? "yes" : "no");
 }
 
 /* --curve: guest-like scenarios at fixed limits, MB/s per phase. */
@@ -489,36 +542,39 @@ static void curve(const struct cli *cl)
 }
 
 /*
- * The guest's 100 ms series at a steady limit (bench/results/timeseries.csv,
- * medians over the stretches of 12+ samples at one limit).
+ * The guest's 100 ms series at a steady limit (the bench of 4c646f5,
+ * bench/results/timeseries.csv, its cells' adaptive runs): medians over
+ * the stretches of 30+ samples at one limit after the first second, at
+ * 16 and above (ssd 10k, 100k; 10 and above for 1m), at 2 (hdd 10k,
+ * 100k), at 1 (hdd 1m); the limit is about their median.
  */
 static const struct {
 	int id;
 	unsigned int limit;
 	double cv, lag1;
 } guest_noise[] = {
-	{ SIM_G_SSD_10K, 16, 0.111, -0.58 },
-	{ SIM_G_SSD_100K, 14, 0.067, -0.26 },
-	{ SIM_G_SSD_1M, 2, 0.268, -0.72 },
-	{ SIM_G_HDD_10K, 2, 0.136, 0.05 },
-	{ SIM_G_HDD_100K, 2, 0.121, 0.12 },
-	{ SIM_G_HDD_1M, 1, 0.089, 0.11 },
+	{ SIM_G_SSD_10K, 20, 0.099, -0.63 },
+	{ SIM_G_SSD_100K, 20, 0.110, -0.70 },
+	{ SIM_G_SSD_1M, 12, 0.136, -0.62 },
+	{ SIM_G_HDD_10K, 2, 0.160, 0.21 },
+	{ SIM_G_HDD_100K, 2, 0.091, -0.10 },
+	{ SIM_G_HDD_1M, 1, 0.103, -0.14 },
 };
 
 /*
- * --noise: per cell, at the limit the guest's series was steady at (as
- * the bench ran): the bench's 100 ms series, guest and model; then what
- * the controller gets at that limit and at the knee, in 200 ms (bench)
- * and 1 s (default) cycles, with the TCG noise and without.
+ * --noise: per cell, at the limit the guest's series was steady at: the
+ * bench's 100 ms series, guest and model; then what the controller
+ * gets at that limit and at the guest's best, in 200 ms and 1 s (default)
+ * cycles, with the TCG noise and without.
  */
 static void noise(const struct cli *cl)
 {
 	struct iopa_ctl_params p;
 	unsigned int i, k;
 
-	bench_params(cl, &p);
-	printf("# noise: 100 ms series as the bench counts (bytes when read), guest / model,\n"
-	       "#   as the bench ran (8 s, throttled; model: seed %llu)\n"
+	params_for(cl, cl->o.ncpus ? cl->o.ncpus : SIM_G_NCPUS, &p);
+	printf("# noise: 100 ms series as the bench counts (bytes when read), guest / model\n"
+	       "#   (seed %llu)\n"
 	       "# then the controller's samples (bytes when a job completes) at fixed\n"
 	       "#   limits, 20 s, module defaults: cv = stdev / mean, lag1 = lag-1\n"
 	       "#   autocorrelation, jobs = completions per cycle; quiet = no TCG noise\n",
@@ -529,7 +585,6 @@ static void noise(const struct cli *cl)
 
 		if (cl->sc >= 0 && guest_noise[i].id != cl->sc)
 			continue;
-		o.bench = 1;
 		if (sim_noise(guest_noise[i].id, &p, &o, guest_noise[i].limit,
 			      200, &ns))
 			oom();
@@ -538,7 +593,6 @@ static void noise(const struct cli *cl)
 		       guest_noise[i].limit, guest_noise[i].cv, ns.bench_cv,
 		       guest_noise[i].lag1, ns.bench_lag1);
 	}
-	params_for(cl, cl->o.ncpus ? cl->o.ncpus : SIM_G_NCPUS, &p);
 	for (i = 0; i < sizeof(guest_noise) / sizeof(guest_noise[0]); i++) {
 		static const unsigned int cyc[] = { 200, 1000 };
 		unsigned int lims[2] = { guest_noise[i].limit,
@@ -743,8 +797,6 @@ int main(int argc, char **argv)
 			mode = LIST;
 		} else if (!strcmp(a, "--quiet")) {
 			cl.o.quiet = 1;
-		} else if (!strcmp(a, "--bench")) {
-			cl.o.bench = 1;
 		} else if (!v) {
 			usage();
 		} else if (!strcmp(a, "--seeds")) {

@@ -42,11 +42,7 @@
  * ssd: null_blk (queue_mode=2, irqmode=2, scheduler none): `tags'
  * requests exist at once (a request holds its tag from submission to
  * completion; others wait for one, in order), each completes lat_us
- * after it starts.  With mbps > 0 null_blk's throttle: every tick (a
- * 20 ms timer, tick_us as it fires) the budget is set to mbps MiB / 50;
- * a request starting takes its bytes from it, and if that leaves it
- * negative the request is refused and the queue stops until the next
- * tick (the bytes stay spent).
+ * after it starts (the bench runs null_blk unthrottled).
  *
  * hdd: tools/hdd-model's iopa_hdd with its defaults: one request in
  * service at a time, in arrival order (64 driver tags; requests beyond
@@ -59,8 +55,12 @@
  *
  * A submitter's first job is there cold_ms after it starts (its first
  * directory and inode reads; in the guest the first completion came
- * after ~500 ms on null_blk, 100-200 ms on iopa_hdd): until then no job
- * waits on the limit, and the controller's samples say so (no demand).
+ * after ~560 ms on null_blk with 10k and 100k files, ~250 ms with 1 MiB
+ * files, 100-200 ms on iopa_hdd): until then nothing completes.  The
+ * controller's samples have no demand then (the bench submits its first
+ * batch of 64 files after those reads: GET_STATE showed no pending job
+ * before), unless cold_demand says they do (jobs queued from the start,
+ * waiting on the reads).
  *
  * Files lie in a region of the device, a directory of per_dir files
  * after another; a submitter reads one directory after another, each in
@@ -70,9 +70,13 @@
  *
  * Besides whole-job crediting (a 200 ms cycle with 1 MB files holds a
  * handful of completions): a slowly varying factor (log-normal AR(1),
- * correlation time jit_tau_ms) on CPU times and device latencies; slow
- * jobs (probability slow_p, everything slow_lo..slow_hi times longer);
- * own factors (log-normal, own_sigma) on every CPU phase and latency;
+ * correlation time jit_tau_ms) on CPU times and iopa_hdd's completion
+ * latency; slow jobs (probability slow_p, those slow_lo..slow_hi times
+ * longer); own factors (log-normal, own_sigma) on every CPU phase and
+ * latency, null_blk's included.  null_blk's timer runs on the host's
+ * clock: a slow or jittery vCPU delays the job's CPU work, not the
+ * request's completion (the guest's 1 s throughput on null_blk varied
+ * by 0.4-2%);
  * device pauses (Poisson, pause_lo_ms..pause_hi_ms long) during which
  * nothing completes: what falls due in one completes when it ends, as
  * timers do when TCG did not run the guest (null_blk's timers and
@@ -189,7 +193,6 @@ static double gm_hdd_seek(const struct gm_hdd_geo *g, unsigned long long d)
 enum gm_ev_type {
 	GM_EV_REQ_DONE,		/* the device finished a request */
 	GM_EV_REQ_NOTIFY,	/* hdd: its waiter runs */
-	GM_EV_TICK,		/* null_blk throttle timer */
 	GM_EV_CYCLE,		/* a submitter's cycle timer */
 	GM_EV_JOIN,		/* a submitter starts */
 	GM_EV_AVAIL,		/* its first jobs are there */
@@ -248,6 +251,7 @@ struct gm_walk {
 struct gm_ten {
 	struct iopa_ctl c;
 	bool active;			/* started, jobs there */
+	bool cold;			/* joined, first jobs not yet there */
 	unsigned int running;
 	unsigned long long jobseq;
 	struct gm_walk w[2];
@@ -259,6 +263,7 @@ struct gm_ten {
 	bool demand;
 	/* the module's unit: bytes/s while jobs do block I/O, else jobs/s */
 	bool tput_bytes;
+	bool unit_known;		/* a cycle had completions */
 	unsigned int cycles;
 };
 
@@ -291,9 +296,7 @@ struct gm {
 
 	/* ssd */
 	unsigned int tags_free;
-	struct gm_fifo tagq, thq;
-	double budget;
-	bool stopped;
+	struct gm_fifo tagq;
 	/* hdd */
 	struct gm_hdd_geo geo;
 	struct gm_fifo drv, sched;
@@ -598,32 +601,6 @@ static int gm_ssd_service(struct gm *g, int ri)
 	return gm_push(g, gm_defer(g, d), GM_EV_REQ_DONE, ri, 0);
 }
 
-/* null_blk's throttle: start what the budget allows, in order. */
-static int gm_ssd_throttle_run(struct gm *g)
-{
-	while (!g->stopped && g->thq.head >= 0) {
-		int ri = g->thq.head;
-
-		g->budget -= g->req[ri].bytes;
-		if (g->budget < 0) {
-			g->stopped = true;
-			break;
-		}
-		gm_fifo_pop(g, &g->thq);
-		if (gm_ssd_service(g, ri))
-			return -1;
-	}
-	return 0;
-}
-
-static int gm_ssd_start(struct gm *g, int ri)
-{
-	if (g->sc->dev.mbps <= 0)
-		return gm_ssd_service(g, ri);
-	gm_fifo_push(g, &g->thq, ri);
-	return gm_ssd_throttle_run(g);
-}
-
 /* iopa_hdd_service_ns(): seek + rotation + transfer; moves the head. */
 static double gm_hdd_service(struct gm *g, const struct gm_req *q,
 			     double start)
@@ -715,7 +692,7 @@ static int gm_submit(struct gm *g, int ri)
 	case GM_DEV_SSD:
 		if (g->tags_free) {
 			g->tags_free--;
-			return gm_ssd_start(g, ri);
+			return gm_ssd_service(g, ri);
 		}
 		gm_fifo_push(g, &g->tagq, ri);
 		return 0;
@@ -740,7 +717,7 @@ static int gm_req_done(struct gm *g, int ri)
 	if (g->sc->dev.kind == GM_DEV_SSD) {
 		next = gm_fifo_pop(g, &g->tagq);
 		if (next >= 0) {
-			if (gm_ssd_start(g, next))
+			if (gm_ssd_service(g, next))
 				return -1;
 		} else {
 			g->tags_free++;
@@ -783,7 +760,7 @@ static int gm_comp_issue(struct gm *g)
 	g->req[ri].sector = ((unsigned long long)(c->lo_mb * 1e6) / 4096) * 8 +
 			    k * c->bs / 512;
 	g->req[ri].t_arr = g->now;
-	g->req[ri].scale = gm_jit(g);
+	g->req[ri].scale = g->sc->dev.kind == GM_DEV_SSD ? 1.0 : gm_jit(g);
 	return gm_submit(g, ri);
 }
 
@@ -903,7 +880,9 @@ static int gm_issue(struct gm *g, int ji)
 	g->req[ri].bytes = (gm_window(j->f, i, &off) + 4095) / 4096 * 4096;
 	g->req[ri].sector = j->sector + off / 512;
 	g->req[ri].t_arr = g->now;
-	g->req[ri].scale = gm_jit(g) * j->slow *
+	/* null_blk's timer: its own spread only (see 4. above) */
+	g->req[ri].scale = (g->sc->dev.kind == GM_DEV_SSD ? 1.0 :
+			    gm_jit(g) * j->slow) *
 			   gm_lognormal(g->sc->noise.own_sigma, g->r->seed,
 					GM_RS_REQ + j->tenant,
 					j->seq * 64 + i);
@@ -1130,23 +1109,29 @@ static int gm_cycle_end(struct gm *g, unsigned int t, bool early)
 	idle = ncpus * us - (g->busy - tn->busy0);
 	/*
 	 * As the module: a cycle in another unit than the one before (cache
-	 * hits after device reads, or the reverse) is "cached".
+	 * hits after device reads, or the reverse) is "cached", unless no
+	 * cycle before had completions (the first bytes after empty
+	 * start-up cycles are not).
 	 */
 	if (g->sc->sticky_unit) {
-		/* the module the guest bench ran: bytes/s from the first on */
+		/* an older module: bytes/s from the first bytes on */
 		if (tn->bytes)
 			tn->tput_bytes = true;
 	} else if (tn->jobs && !!tn->bytes != tn->tput_bytes) {
-		s.cached = tn->cycles > 0;
+		s.cached = tn->unit_known;
 		tn->tput_bytes = !!tn->bytes;
 	}
+	if (tn->jobs)
+		tn->unit_known = true;
 	tn->cycles++;
 	s.tput = tn->tput_bytes ? tn->bytes * 1000 / ms :
 		 (u64)tn->jobs * 1000 * 1000 / ms;
 	s.elapsed_ms = (u32)ms;
 	s.cpu_saturated = (u64)(idle / 1000) * 10 < ms * ncpus;
 	s.block_io = tn->tput_bytes;
-	s.demand = tn->demand || tn->running >= iopa_ctl_limit(&tn->c);
+	/* cold_demand: jobs queued from the start, waiting on first reads */
+	s.demand = (g->sc->cold_demand && tn->cold) || tn->demand ||
+		   tn->running >= iopa_ctl_limit(&tn->c);
 	s.completions = tn->jobs;
 	s.svc_us = tn->svc_us;
 	s.svc_sq = tn->svc_sq;
@@ -1200,11 +1185,23 @@ static int gm_join(struct gm *g, unsigned int t)
 {
 	struct gm_ten *tn = &g->ten[t];
 
-	iopa_ctl_init(&tn->c, g->r->p, g->r->policy);
-	if (g->r->fixed)
-		iopa_ctl_set_fixed(&tn->c, g->r->fixed);
+	/*
+	 * As the bench: the module creates the submitter with its default
+	 * policy (kernel/adapt.c: bracket, which starts at 4), and an
+	 * explicit policy is switched to after (IOPA_IOC_SET_ADAPT), from
+	 * the limit it has (iopa_ctl_set_policy()); the first cycle, armed
+	 * when the submitter is created, keeps bracket's length.
+	 */
+	iopa_ctl_init(&tn->c, g->r->p, IOPA_CTL_POLICY_BRACKET);
 	if (gm_cycle_begin(g, t))
 		return -1;
+	iopa_ctl_set_policy(&tn->c, g->r->policy);
+	/* kernel/adapt.c: a rotational disk starts at one job */
+	if (g->sc->dev.kind == GM_DEV_HDD)
+		iopa_ctl_set_start(&tn->c, g->r->p, 1);
+	if (g->r->fixed)
+		iopa_ctl_set_fixed(&tn->c, g->r->fixed);
+	tn->cold = true;
 	return gm_push(g, g->now + g->sc->dev.cold_ms * 1000, GM_EV_AVAIL, t,
 		       0);
 }
@@ -1218,13 +1215,6 @@ static int gm_event(struct gm *g, const struct gm_ev *e)
 		return gm_req_done(g, e->a);
 	case GM_EV_REQ_NOTIFY:
 		return gm_deliver(g, e->a);
-	case GM_EV_TICK:
-		g->budget = (double)((1 << 20) / 50) * g->sc->dev.mbps;
-		g->stopped = false;
-		if (gm_ssd_throttle_run(g))
-			return -1;
-		return gm_push(g, g->now + g->sc->dev.tick_us, GM_EV_TICK, 0,
-			       0);
 	case GM_EV_CYCLE:
 		if (e->gen != g->ten[e->a].gen)
 			return 0;	/* the cycle ended early */
@@ -1233,6 +1223,7 @@ static int gm_event(struct gm *g, const struct gm_ev *e)
 		return gm_join(g, e->a);
 	case GM_EV_AVAIL:
 		g->ten[e->a].active = true;
+		g->ten[e->a].cold = false;
 		return gm_dispatch(g, e->a);
 	case GM_EV_COMP: {
 		unsigned int i;
@@ -1270,8 +1261,6 @@ static int gm_setup(struct gm *g)
 	g->req_free = -1;
 	g->tagq.head = -1;
 	g->tagq.tail = -1;
-	g->thq.head = -1;
-	g->thq.tail = -1;
 	g->drv.head = -1;
 	g->drv.tail = -1;
 	g->sched.head = -1;
@@ -1288,9 +1277,6 @@ static int gm_setup(struct gm *g)
 		if (gm_push(g, sc->t[t].join_ms * 1000, GM_EV_JOIN, t, 0))
 			return -1;
 	}
-	if (sc->dev.kind == GM_DEV_SSD && sc->dev.mbps > 0 &&
-	    gm_push(g, 0, GM_EV_TICK, 0, 0))
-		return -1;
 	if (sc->comp.to_ms > 0 &&
 	    gm_push(g, sc->comp.from_ms * 1000, GM_EV_COMP, 0, 0))
 		return -1;

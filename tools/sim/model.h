@@ -18,7 +18,7 @@
 
 enum gm_dev_kind {
 	GM_DEV_CPU,		/* no device: CPU-only jobs */
-	GM_DEV_SSD,		/* null_blk: tags, a timer latency, mbps */
+	GM_DEV_SSD,		/* null_blk: tags, a timer latency */
 	GM_DEV_HDD,		/* iopa_hdd: one actuator, seek + rotation */
 };
 
@@ -27,8 +27,6 @@ enum gm_dev_kind {
  * @kind: enum gm_dev_kind
  * @tags: ssd: null_blk hw_queue_depth (= nr_requests, scheduler none)
  * @lat_us: ssd: how long a request holds its tag once started
- * @mbps: ssd: null_blk's bandwidth throttle in MiB/s (0: none)
- * @tick_us: ssd: period of the throttle's 20 ms timer as it fires
  * @qd: hdd: driver tags; requests beyond wait in mq-deadline
  * @done_us: hdd: from the modelled end of a request to its waiter
  *	running again (timer, workqueue, wake-up under TCG): the mean ...
@@ -40,8 +38,6 @@ struct gm_dev {
 	enum gm_dev_kind kind;
 	unsigned int tags;
 	double lat_us;
-	double mbps;
-	double tick_us;
 	unsigned int qd;
 	double done_us;
 	bool done_exp;
@@ -108,11 +104,11 @@ struct gm_comp {
 
 /**
  * struct gm_noise - what makes the guest noisy beyond whole-job crediting
- * @jit_sigma: a slowly varying factor on every CPU time and device
- *	latency: log-normal with this sigma ...
+ * @jit_sigma: a slowly varying factor on every CPU time and iopa_hdd
+ *	completion latency: log-normal with this sigma ...
  * @jit_tau_ms: ... and this correlation time (AR(1) on 10 ms steps)
  * @slow_p: a job is slow with this probability: its CPU times and
- *	device latencies take @slow_lo..@slow_hi times longer
+ *	iopa_hdd completion latencies take @slow_lo..@slow_hi times longer
  * @slow_lo: see @slow_p
  * @slow_hi: see @slow_p
  * @pause_ms: mean interval between device pauses (0: none), when no
@@ -156,9 +152,13 @@ struct gm_cpu {
  * @ntenants: submitters, 1..GM_MAX_TENANTS
  * @t: the submitters
  * @workers: worker threads per submitter (the bench: 64)
- * @sticky_unit: the module the guest bench ran (bench/README.md): the
- *	unit is bytes/s from the first cycle with bytes on, and no cycle is
- *	cached; else the module as now (a change of unit flags the cycle)
+ * @sticky_unit: the module an older bench ran: the unit is bytes/s from
+ *	the first cycle with bytes on, and no cycle is cached; else the
+ *	module as now (a change of unit flags the cycle)
+ * @cold_demand: the cycles before a submitter's first jobs are there
+ *	have demand (its jobs would be queued, waiting on the first reads);
+ *	else none (the bench: its first batch of 64 files is submitted
+ *	after the reads, and the module holds no job until then)
  */
 struct gm_scen {
 	struct gm_dev dev;
@@ -169,6 +169,7 @@ struct gm_scen {
 	struct gm_tenant t[GM_MAX_TENANTS];
 	unsigned int workers;
 	bool sticky_unit;
+	bool cold_demand;
 };
 
 /**

@@ -22,20 +22,10 @@
 
 #define NLIM	7		/* fixed limits 1, 2, 4, ..., 64 */
 
-/* Module defaults for @ncpus, as the guest-like runs use them. */
+/* Module defaults for @ncpus: the guest-like runs' and the bench's. */
 static void params(struct iopa_ctl_params *p, unsigned int ncpus)
 {
 	iopa_ctl_params_default(p, ncpus);
-}
-
-/* The bench's controller settings (bench/README.md). */
-static void bench_params(struct iopa_ctl_params *p)
-{
-	params(p, SIM_G_NCPUS);
-	p->fast_cycle_ms = 100;
-	p->normal_cycle_ms = 200;
-	p->hold_cycle_ms = 1200;
-	p->max_limit = 64;
 }
 
 /* Mean MB/s over seeds 1..@nseeds at each of the fixed limits 1..64. */
@@ -47,7 +37,7 @@ static int fixed_curve(enum sim_scenario_id id, const struct sim_opts *base,
 	struct sim_result r;
 	int l, s;
 
-	bench_params(&p);
+	params(&p, SIM_G_NCPUS);
 	for (l = 0; l < NLIM; l++) {
 		mbps[l] = 0;
 		for (s = 1; s <= nseeds; s++) {
@@ -84,41 +74,75 @@ static double curve_max(const double *v, int n)
 /* ---- the fit to the guest ------------------------------------------- */
 
 /*
- * Run as the bench ran (8 s, null_blk throttled at 30 MiB/s, 3 runs),
- * every cell's fixed-limit curve relative to its best is within 7 points
- * of the guest's (README, "The fit": 6.4 at most, at ssd-1m's limit 64,
- * where the guest's throttle lost more as jobs were added).
+ * The table is bench/README.md's: each cell's best fixed limit is the
+ * one with the most MB/s, and the policies' percentages of it are the
+ * README's (its "%" columns, from unrounded means) to 0.05 point.
+ */
+TEST(guest_table_is_the_bench_table)
+{
+	static const double pct[SIM_NR_CELLS][3] = {
+		/* bracket (the default), iopa, hillclimb */
+		{ 97.1, 72.6, 50.8 }, { 97.7, 72.7, 50.7 },
+		{ 98.1, 86.8, 64.3 }, { 97.3, 99.6, 99.4 },
+		{ 97.9, 99.3, 99.6 }, { 93.6, 65.3, 66.3 },
+	};
+	int c, l;
+
+	for (c = 0; c < SIM_NR_CELLS; c++) {
+		const struct sim_guest_cell *g = &sim_guest_cells[c];
+		double gb = curve_max(g->mbps, NLIM);
+
+		EXPECT_EQ(SIM_G_FIRST + c, (int)g->id);
+		/* the first of equals, as bench/README.md */
+		for (l = 0; g->mbps[l] < gb; l++)
+			;
+		EXPECT_EQ(g->best, sim_guest_limits[l]);
+		EXPECT_LE(fabs(100 * g->bracket_mbps / gb - pct[c][0]), 0.05);
+		EXPECT_LE(fabs(100 * g->iopa_mbps / gb - pct[c][1]), 0.05);
+		EXPECT_LE(fabs(100 * g->hillclimb_mbps / gb - pct[c][2]), 0.05);
+	}
+}
+
+/*
+ * Run as the bench runs (20 s, module defaults, 3 runs: seeds 1..3),
+ * every cell's fixed-limit curve relative to its best is within 5 points
+ * of the guest's (README, "The fit": 4.2 at most, ssd-10k at 16 and 64,
+ * where the guest lost 2-4% with more jobs than tags and the model does
+ * not), and the MB/s themselves within 8% (4% at most).
  */
 TEST(fixed_limit_curves_match_the_guest)
 {
-	struct sim_opts o = { .bench = 1 };
+	struct sim_opts o = { 0 };
 	int c, l;
 
 	for (c = 0; c < SIM_NR_CELLS; c++) {
 		const struct sim_guest_cell *g = &sim_guest_cells[c];
 		double m[NLIM], gb = curve_max(g->mbps, NLIM), mb, err = 0;
+		double abs_err = 0;
 
 		ASSERT_EQ(0, fixed_curve(g->id, &o, 3, m));
 		mb = curve_max(m, NLIM);
-		for (l = 0; l < NLIM; l++)
+		for (l = 0; l < NLIM; l++) {
 			err = fmax(err, fabs(m[l] / mb - g->mbps[l] / gb));
-		TH_LOG("%s: relative curves differ by %.1f%% at most",
-		       sim_scenario_name(g->id), 100 * err);
-		EXPECT_LE(err, 0.07);
-		/* and the MB/s themselves within 15% */
-		for (l = 0; l < NLIM; l++)
-			EXPECT_LE(fabs(m[l] / g->mbps[l] - 1), 0.15);
+			abs_err = fmax(abs_err, fabs(m[l] / g->mbps[l] - 1));
+		}
+		TH_LOG("%s: relative curves differ by %.1f points at most, MB/s by %.1f%%",
+		       sim_scenario_name(g->id), 100 * err, 100 * abs_err);
+		EXPECT_LE(err, 0.05);
+		EXPECT_LE(abs_err, 0.08);
 	}
 }
 
 /*
- * The guest's best fixed limit is as good as the model's best in the
- * model (within 2%), and the model's is as good as the guest's in the
- * guest's table: on the flat tops any limit of the top is "the best".
+ * The guest's best fixed limit is nearly as good as the model's best in
+ * the model, and the model's nearly as good as the guest's in the guest
+ * (within 5%: on ssd-10k the guest's 16 beat its 32 by 2.4%, the
+ * model's 32 its 16 by 2.6%); on the flat tops any limit of the top is
+ * "the best".  HDD 1 MiB: 1 in both.
  */
 TEST(best_fixed_limit_per_cell_as_in_the_guest)
 {
-	struct sim_opts o = { .bench = 1 };
+	struct sim_opts o = { 0 };
 	int c, l;
 
 	for (c = 0; c < SIM_NR_CELLS; c++) {
@@ -137,17 +161,19 @@ TEST(best_fixed_limit_per_cell_as_in_the_guest)
 		TH_LOG("%s: guest best %u, model best %u",
 		       sim_scenario_name(g->id), g->best,
 		       sim_guest_limits[mi]);
-		EXPECT_GE(m[gi], 0.98 * mb);
-		EXPECT_GE(g->mbps[mi], 0.98 * gb);
+		EXPECT_GE(m[gi], 0.95 * mb);
+		EXPECT_GE(g->mbps[mi], 0.95 * gb);
+		if (g->id == SIM_G_HDD_1M)
+			EXPECT_EQ(L1, mi);
 	}
 }
 
 /*
- * The guest-like scenarios (no throttle, 20 s): the shapes issue 12
- * describes.  null_blk is flat from its 16 tags (10k, 100k: one request
- * per job), 1 MiB files get there with fewer jobs (about two requests
- * each); iopa_hdd is flat from about 4 with small files and best at 1
- * with 1 MiB files (one sequential stream).
+ * The shapes issue 12 describes (seeds 1 and 2): null_blk is flat
+ * from its 16 tags (10k, 100k: one request per job), 1 MiB files get
+ * there with fewer jobs (about two requests each); iopa_hdd is flat from
+ * 2 with small files and best at 1 with 1 MiB files (one sequential
+ * stream; two or more interleave and lose a third).
  */
 TEST(guest_like_cells_have_the_guest_shapes)
 {
@@ -174,17 +200,18 @@ TEST(guest_like_cells_have_the_guest_shapes)
 
 	ASSERT_EQ(0, fixed_curve(SIM_G_HDD_10K, &o, 2, m));
 	mb = curve_max(m, NLIM);
-	EXPECT_GE(m[L4], 0.97 * mb);
+	EXPECT_GE(m[L2], 0.95 * mb);
 	EXPECT_LE(m[L1], 0.85 * mb);
 
 	ASSERT_EQ(0, fixed_curve(SIM_G_HDD_100K, &o, 2, m));
 	mb = curve_max(m, NLIM);
-	EXPECT_GE(m[L4], 0.97 * mb);
+	EXPECT_GE(m[L2], 0.95 * mb);
 	EXPECT_LE(m[L1], 0.85 * mb);
 
 	ASSERT_EQ(0, fixed_curve(SIM_G_HDD_1M, &o, 2, m));
 	EXPECT_EQ(m[L1], curve_max(m, NLIM));
 	EXPECT_LE(curve_max(m + 1, NLIM - 1), 0.75 * m[L1]);
+	EXPECT_GE(curve_max(m + 1, NLIM - 1), 0.55 * m[L1]);
 }
 
 /* ---- the noise ---------------------------------------------------------- */
@@ -227,25 +254,51 @@ TEST(whole_job_crediting_makes_samples_swing)
 }
 
 /*
- * The TCG noise (jitter over seconds, slow jobs, stalls) makes 1 s
- * samples swing more than crediting alone, and adds slow stretches that
- * last beyond a cycle (positive lag-1 correlation).
+ * The noise is the guest's (bench/results/timeseries.csv, its cells'
+ * adaptive runs at a steady limit): on null_blk, 1 s of throughput varied
+ * by 0.4-2% and the bench's 100 ms series swung by 10-11%, each sample
+ * against the one before (lag-1 -0.6 to -0.7: jobs marching nearly in
+ * step); on iopa_hdd 1 s varied by 2-7%.  TCG's jitter and slow jobs
+ * still show where they act, on the CPUs and iopa_hdd's completions:
+ * with 1 MiB files 1 s samples swing twice as much as crediting alone.
  */
-TEST(tcg_noise_is_heavier_and_correlated)
+TEST(noise_as_in_the_guest)
 {
-	struct sim_noise_stats q, n;
+	static const enum sim_scenario_id ssd[] = {
+		SIM_G_SSD_10K, SIM_G_SSD_100K,
+	};
+	static const enum sim_scenario_id hdd[] = {
+		SIM_G_HDD_10K, SIM_G_HDD_100K, SIM_G_HDD_1M,
+	};
+	struct sim_noise_stats n, q;
 	struct sim_opts o = { 0 };
 	struct iopa_ctl_params p;
+	unsigned int i;
 
 	params(&p, SIM_G_NCPUS);
+	for (i = 0; i < sizeof(ssd) / sizeof(ssd[0]); i++) {
+		ASSERT_EQ(0, sim_noise(ssd[i], &p, &o, 20, 1000, &n));
+		TH_LOG("%s at 20: 1 s cv %.3f; 100 ms series cv %.3f lag1 %.2f",
+		       sim_scenario_name(ssd[i]), n.cv, n.bench_cv,
+		       n.bench_lag1);
+		EXPECT_LE(n.cv, 0.02);
+		EXPECT_GE(n.bench_cv, 0.05);
+		EXPECT_LE(n.bench_cv, 0.2);
+		EXPECT_LT(n.bench_lag1, -0.1);
+	}
+	for (i = 0; i < sizeof(hdd) / sizeof(hdd[0]); i++) {
+		unsigned int lim = hdd[i] == SIM_G_HDD_1M ? 1 : 2;
+
+		ASSERT_EQ(0, sim_noise(hdd[i], &p, &o, lim, 1000, &n));
+		TH_LOG("%s at %u: 1 s cv %.3f", sim_scenario_name(hdd[i]), lim,
+		       n.cv);
+		EXPECT_GE(n.cv, 0.01);
+		EXPECT_LE(n.cv, 0.07);
+	}
 	o.quiet = 1;
-	ASSERT_EQ(0, sim_noise(SIM_G_SSD_10K, &p, &o, 64, 1000, &q));
-	o.quiet = 0;
-	ASSERT_EQ(0, sim_noise(SIM_G_SSD_10K, &p, &o, 64, 1000, &n));
-	TH_LOG("ssd-10k at 64, 1 s: quiet cv %.3f lag1 %.2f, tcg %.3f %.2f",
-	       q.cv, q.lag1, n.cv, n.lag1);
+	ASSERT_EQ(0, sim_noise(SIM_G_HDD_1M, &p, &o, 1, 1000, &q));
+	TH_LOG("hdd-1m at 1, 1 s: tcg cv %.3f, quiet %.3f", n.cv, q.cv);
 	EXPECT_GT(n.cv, 1.5 * q.cv);
-	EXPECT_GT(n.lag1, q.lag1 + 0.1);
 }
 
 /* ---- what moves under the controller ------------------------------------ */

@@ -67,8 +67,8 @@ enum sim_kind {
 /**
  * struct sim_model - the guest-like model's parameters (README, "The fit")
  * @ssd_lat_us: null_blk: how long a request holds its tag once started
- * @ssd_cold_ms: null_blk: a submitter's first job is there this late
- * @ssd_tick_us: null_blk: the throttle's 20 ms timer as it fires
+ * @ssd_cold_ms: null_blk: a submitter's first job is there this late ...
+ * @ssd_cold_file_ms: ... plus this per file of its first directory
  * @hdd_done_us: iopa_hdd: modelled end of a request to its reader running
  * @hdd_done_exp: non-zero: that latency is exponential (its mean above)
  * @hdd_cold_ms: iopa_hdd: a submitter's first job is there this late
@@ -92,15 +92,17 @@ enum sim_kind {
  * @pause_ms: noise: mean interval between device pauses (0: none) ...
  * @pause_lo_ms: ... lasting from here ...
  * @pause_hi_ms: ... to here
- * @sticky_unit: non-zero: the module the guest bench ran (the unit is
+ * @sticky_unit: non-zero: the module an older bench ran (the unit is
  *	bytes/s from the first bytes on, no cycle is cached), not today's
+ * @cold_demand: non-zero: a submitter's cycles have demand before its
+ *	first jobs are there (jobs queued from the start), not as the bench
  *
  * All doubles, so that --model NAME=VALUE can set any of them.
  */
 struct sim_model {
 	double ssd_lat_us;
 	double ssd_cold_ms;
-	double ssd_tick_us;
+	double ssd_cold_file_ms;
 	double hdd_done_us;
 	double hdd_done_exp;
 	double hdd_cold_ms;
@@ -124,6 +126,7 @@ struct sim_model {
 	double pause_lo_ms;
 	double pause_hi_ms;
 	double sticky_unit;
+	double cold_demand;
 };
 
 extern const struct sim_model sim_model_default;
@@ -134,15 +137,13 @@ void sim_model_print(const struct sim_model *m, const char *prefix);
  * struct sim_opts - how to run
  * @seed: PRNG seed; 0: the default (1)
  * @duration_ms: 0: the scenario's (legacy: 60 normal cycles; guest-like:
- *	20 s, 8 s with @bench)
+ *	20 s, as the bench's cells)
  * @job_scale: legacy: job length multiplier, 0: 1
  * @ncpus: 0: the scenario's (legacy 32, guest-like 2)
  * @best_max: best fixed limit of 1..this; 0: legacy max_limit,
  *	guest-like 64
  * @fixed: > 0: no controller, this limit
  * @trace: print every cycle on stdout, as # lines
- * @bench: guest-like: as the guest bench ran (8 s, null_blk throttled at
- *	30 MiB/s)
  * @quiet: guest-like: no jitter, slow jobs or stalls (whole-job crediting
  *	stays)
  * @csum_ms_per_100k: guest-like: CPU per 100 KiB read (copy + checksum);
@@ -157,7 +158,6 @@ struct sim_opts {
 	unsigned int best_max;
 	int fixed;
 	int trace;
-	int bench;
 	int quiet;
 	double csum_ms_per_100k;
 	const struct sim_model *model;
@@ -265,19 +265,23 @@ int sim_run(enum sim_scenario_id id, enum iopa_ctl_policy pol,
 
 /**
  * struct sim_guest_cell - one cell of the guest's bench table
- *	(bench/README.md, run of 2026-11, 3 runs of 8 s, 2 vCPUs)
+ *	(bench/README.md: the fresh-clone run at 4c646f5, 2 vCPUs, 20 s
+ *	runs, null_blk unthrottled, the module at its defaults; means of
+ *	3 runs for the 3 best fixed limits of run 1 and the default, 1 run
+ *	for the other fixed limits and the explicit policies)
  * @id: the scenario modelling it
  * @mbps: MB/s at the fixed limits 1, 2, 4, ..., 64
  * @best: best fixed limit in the guest
- * @iopa_mbps: policy iopa's MB/s (bench cycles 100/200 ms, max_limit 64)
- * @hillclimb_mbps: policy hillclimb's
+ * @bracket_mbps: the default policy's MB/s (bracket, 3 runs)
+ * @iopa_mbps: policy iopa's (1 run)
+ * @hillclimb_mbps: policy hillclimb's (1 run)
  * @note: what to know when comparing
  */
 struct sim_guest_cell {
 	enum sim_scenario_id id;
 	double mbps[7];
 	unsigned int best;
-	double iopa_mbps, hillclimb_mbps;
+	double bracket_mbps, iopa_mbps, hillclimb_mbps;
 	const char *note;
 };
 
