@@ -1117,6 +1117,11 @@ static void iopa_ctl_br_set_ref(struct iopa_ctl *c)
 {
 	c->br_ref = iopa_ctl_br_mean(c);
 	c->br_ref_var = iopa_ctl_br_mvar(c);
+	/*
+	 * A base measured in FAST's short cycles, the pipeline still
+	 * filling, is no level to watch (iopa_ctl_br_base_shifted()).
+	 */
+	c->br_ref_at = c->mode == IOPA_CTL_MODE_FAST ? 0 : c->limit;
 }
 
 /*
@@ -1377,10 +1382,8 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
  */
 static void iopa_ctl_br_restart(struct iopa_ctl *c)
 {
-	u32 t = c->base / 4;
+	u32 t = c->br_start;
 
-	if (t < c->br_start)
-		t = c->br_start;
 	if (t > c->base)
 		t = c->base;
 	c->mode = IOPA_CTL_MODE_FAST;
@@ -1388,9 +1391,53 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
 	c->br_streak = 0;
 	c->br_wide = 0;
 	c->reprobes = 0;
+	c->shifted = 0;
+	c->br_ref_at = 0;
 	iopa_ctl_br_search(c, 1, 1);
 	iopa_ctl_hist_clear(c);
 	iopa_ctl_br_move(c, c->base);
+}
+
+/*
+ * NORMAL: the base measured again, after a probe or a doubling that did
+ * not pay.  Off its own earlier measurement as STEADY's level shift is
+ * (IOPA_CTL_BR_SHIFT_Z standard errors and 1000 - decrease_permille),
+ * twice in a row, the device or the load changed in the meantime (a
+ * competitor came or went, the files changed): a search that goes on
+ * would cross the new curve a quarter of the base at a time, so start up
+ * again (iopa_ctl_br_restart()).  Once off: measure the base afresh.
+ *
+ * Return: true if the sample was taken here (no probe to start).
+ */
+static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
+				     const struct iopa_ctl_params *p)
+{
+	u32 r, off, thr;
+
+	if (!c->br_ref || c->br_ref_at != c->limit) {
+		c->shifted = 0;
+		return false;
+	}
+	r = iopa_ctl_ratio(iopa_ctl_br_mean(c), c->br_ref);
+	off = r > 1000 ? r - 1000 : 1000 - r;
+	thr = (u32)div64_u64((u64)IOPA_CTL_BR_SHIFT_Z *
+			     iopa_ctl_isqrt(c->br_ref_var +
+					    iopa_ctl_br_mvar(c)), 1000);
+	if (thr < 1000 - p->decrease_permille)
+		thr = 1000 - p->decrease_permille;
+	if (off <= thr) {
+		c->shifted = 0;
+		return false;
+	}
+	c->r_permille = r;
+	if (++c->shifted < IOPA_CTL_BR_SHIFT_CYCLES) {
+		c->br_sum = 0;
+		c->br_var = 0;
+		c->br_n = 0;
+		return true;
+	}
+	iopa_ctl_br_restart(c);
+	return true;
 }
 
 /*
@@ -1466,6 +1513,8 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 	case IOPA_CTL_MODE_NORMAL:
 		/* The base measured: probe next to it. */
 		c->r_permille = 1000;
+		if (iopa_ctl_br_base_shifted(c, p))
+			break;
 		iopa_ctl_br_set_ref(c);
 		iopa_ctl_br_next(c, p, s);
 		break;
@@ -1496,6 +1545,7 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
 	iopa_ctl_br_search(c, c->limit / 4, 1);
 	iopa_ctl_br_move(c, c->limit);
 	c->br_settle = 0;
+	c->br_ref_at = 0;
 }
 
 /* The policy probes trial limits around a base (which a trial is not). */
@@ -1523,6 +1573,8 @@ static void iopa_ctl_unit_change(struct iopa_ctl *c)
 	}
 	if (c->policy == IOPA_CTL_POLICY_BRACKET) {
 		c->br_settle = 0;
+		/* the reference is in the other unit */
+		c->br_ref_at = 0;
 		iopa_ctl_br_move(c, c->limit);
 	}
 }

@@ -241,6 +241,8 @@ struct iopa_ctl_sample {
  * @br_sum: bracket: sum of the samples taken at the limit since its
  *	transient cycle
  * @br_ref_var: bracket: relative variance of @br_ref, in ppm
+ * @br_ref_at: bracket: the limit @br_ref was measured at (0: none, or
+ *	in FAST)
  * @br_var: bracket: sum of the relative variances of the samples in
  *	@br_sum, in ppm
  * @br_n: bracket: samples in @br_sum
@@ -285,6 +287,7 @@ struct iopa_ctl {
 	u64 br_ref;
 	u64 br_sum;
 	u32 br_ref_var;
+	u32 br_ref_at;
 	u32 br_var;
 	u8 br_n;
 	u8 br_settle;

@@ -851,6 +851,43 @@ TEST(bracket_level_shift_starts_up_again)
 	EXPECT_EQ(1, c.base);
 }
 
+/* The model disk reading 1 MB files against fio: each job a share. */
+static u64 dev_disk1m_fio(u32 n)
+{
+	return 6000ULL * (n < 8 ? n : 8);
+}
+
+/*
+ * A level shift during the search starts up again.  The disk reading
+ * 1 MB files against a competitor (more jobs, a larger share: ~8 best),
+ * then the competitor gone (best 1, flat from 2 on) as bracket probes
+ * around 8: measured again after the probe, the base is off its own
+ * earlier level twice, and start-up from 1 finds 1, where probes a
+ * quarter of the base apart would cross the plateau a pair at a time
+ * (22 cycles).
+ */
+TEST(bracket_level_shift_in_the_search_starts_up_again)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	/* climb against the competitor, to the first probe of the search */
+	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_PROBE; i++)
+		feed(&c, &p, dev_disk1m_fio(iopa_ctl_limit(&c)), false, true);
+	ASSERT_EQ(IOPA_CTL_MODE_PROBE, iopa_ctl_mode(&c));
+	ASSERT_EQ(8, c.base);
+	/* the competitor leaves */
+	for (i = 0; i < 40 && iopa_ctl_limit(&c) != 1; i++)
+		feed(&c, &p, dev_disk1m(iopa_ctl_limit(&c)), false, true);
+	TH_LOG("from %u to 1 in %d cycles", c.base, i);
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	EXPECT_LE(i, 12);
+}
+
 /* Cache hits (no block I/O) say nothing about the device. */
 TEST(bracket_ignores_cached_cycles)
 {
