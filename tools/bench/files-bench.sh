@@ -56,12 +56,17 @@
 #            runs each, BENCH_ORDER_OUTSTANDING jobs queued (SORTED sorts
 #            what is pending)
 #   load     a load step: BENCH_STEP_SECS runs of BENCH_LOAD_MODES on the
-#            BENCH_SIZE set, with fio random reads (libaio, BENCH_COMPETE_QD:
-#            the SSD's tag depth, 4 on the HDD) on the same region from
-#            1/3 to 2/3 of the run
-#   size     a file-size step: BENCH_STEP_SECS runs of BENCH_SIZE_MODES,
-#            one submitter walking the BENCH_SWITCH_FROM set (10k) until
-#            half the run, then the BENCH_SWITCH_TO set (1m)
+#            BENCH_LOAD_SIZE set (ssd BENCH_SIZE, hdd 1m: one stream is
+#            best alone, more hold their own against fio), with fio random
+#            reads of that size (libaio, BENCH_COMPETE_QD: the SSD's tag
+#            depth, 4 on the HDD) on the same region from 1/3 to 2/3 of
+#            the run
+#   size     a file-size step, a batch: BENCH_SIZE_MODES runs of one
+#            submitter processing N1 files of the BENCH_SWITCH_FROM set
+#            (10k), then N2 of the BENCH_SWITCH_TO set (1m), to the last
+#            (BENCH_SIZE_WORK "N1:N2": each phase about half of
+#            BENCH_STEP_SECS at its best fixed limit; 4 x BENCH_STEP_SECS
+#            is a safety cap)
 #   tenants  per count N of BENCH_TENANTS: N processes, each with its own
 #            /dev/iopa context, submitter and workers, taking every N-th
 #            file of the BENCH_SIZE set; the last one starts
@@ -101,12 +106,18 @@
 #                             quick: ssd "cells load tenants", hdd
 #                             "cells order size tenants"
 #   BENCH_STEP_SECS 30        load and size step run length
-#   BENCH_LOAD_MODES "fixed:4 fixed:16 fixed:64 adapt:default" /
-#                    "fixed:16 fixed:64 adapt:default"
+#   BENCH_LOAD_MODES "fixed:4 fixed:16 fixed:64 adapt:default" (hdd: and
+#                    fixed:1) / "fixed:16 fixed:64 adapt:default"
+#   BENCH_LOAD_SIZE  ssd BENCH_SIZE, hdd 1m
 #   BENCH_COMPETE_QD          fio's queue depth in the load step
-#   BENCH_SIZE_MODES "fixed:1 fixed:4 fixed:16 fixed:64 adapt:default" /
-#                    "fixed:1 fixed:16 adapt:default"
+#   BENCH_SIZE_MODES ssd "fixed:4 fixed:16 fixed:64 adapt:default", hdd
+#                    "fixed:1 fixed:2 fixed:4 fixed:16 adapt:default" /
+#                    ssd "fixed:16 fixed:64 adapt:default", hdd "fixed:1
+#                    fixed:4 adapt:default"
 #   BENCH_SWITCH_FROM 10k, BENCH_SWITCH_TO 1m   the size step's sets
+#   BENCH_SIZE_WORK  ssd "5600:720", hdd "2500:640": the size step's files
+#                    of each set (the models' best fixed MB/s: 3.9 and 50,
+#                    1.7 and 44, times 15 s)
 #   BENCH_TENANTS "2 4" / ssd "2", hdd "4"
 #   BENCH_TENANT_SECS 40 / 30, BENCH_TENANT_JOIN (a quarter of the run)
 #   BENCH_TENANT_MODES "fixed:4 fixed:16 adapt:default"
@@ -207,6 +218,12 @@ SCREEN=${BENCH_SCREEN:-3}
 POLICY_RUNS=${BENCH_POLICY_RUNS:-1}
 SWITCH_FROM=${BENCH_SWITCH_FROM:-10k}
 SWITCH_TO=${BENCH_SWITCH_TO:-1m}
+case "$KIND" in
+ssd) SIZE_WORK=${BENCH_SIZE_WORK:-5600:720}
+	LOAD_SIZE=${BENCH_LOAD_SIZE:-$SIZE} ;;
+*) SIZE_WORK=${BENCH_SIZE_WORK:-2500:640}
+	LOAD_SIZE=${BENCH_LOAD_SIZE:-1m} ;;
+esac
 TENANT_MODES=${BENCH_TENANT_MODES:-"fixed:4 fixed:16 adapt:default"}
 CPU_FIXED=${BENCH_CPU_FIXED:-"1 2 4 16"}
 CPU_PASSES=${BENCH_CPU_PASSES:-256}
@@ -216,7 +233,10 @@ if [ "$LEVEL" = quick ]; then
 	SIZES=${BENCH_SIZES:-$SIZE}
 	FIXED=${BENCH_FIXED:-"4 16 64"}
 	LOAD_MODES=${BENCH_LOAD_MODES:-"fixed:16 fixed:64 adapt:default"}
-	SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:16 adapt:default"}
+	case "$KIND" in
+	ssd) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:16 fixed:64 adapt:default"} ;;
+	*) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:4 adapt:default"} ;;
+	esac
 	TENANT_SECS=${BENCH_TENANT_SECS:-30}
 	CPU_RUNS=${BENCH_CPU_RUNS:-1}
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-$SIZE}
@@ -230,8 +250,14 @@ else
 	RUNS=${BENCH_RUNS:-3}
 	SIZES=${BENCH_SIZES:-"10k 100k 1m"}
 	FIXED=${BENCH_FIXED:-"1 2 4 8 16 32 64"}
-	LOAD_MODES=${BENCH_LOAD_MODES:-"fixed:4 fixed:16 fixed:64 adapt:default"}
-	SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:4 fixed:16 fixed:64 adapt:default"}
+	case "$KIND" in
+	ssd) LOAD_MODES=${BENCH_LOAD_MODES:-"fixed:4 fixed:16 fixed:64 adapt:default"} ;;
+	*) LOAD_MODES=${BENCH_LOAD_MODES:-"fixed:1 fixed:4 fixed:16 fixed:64 adapt:default"} ;;
+	esac
+	case "$KIND" in
+	ssd) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:4 fixed:16 fixed:64 adapt:default"} ;;
+	*) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:2 fixed:4 fixed:16 adapt:default"} ;;
+	esac
 	TENANT_SECS=${BENCH_TENANT_SECS:-40}
 	CPU_RUNS=${BENCH_CPU_RUNS:-2}
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-10k}
@@ -414,7 +440,7 @@ POLICIES=${POLICIES# }
 
 list() { echo "$*" | tr -s ' ' , | sed 's/^,//; s/,$//'; }
 echo "BENCH-CONF device=$KIND level=$LEVEL vcpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) kernel=$(uname -r) secs=$SECS runs=$RUNS workers=$WORKERS outstanding=$OUTSTANDING fio_secs=$FIO_SECS sizes=$(list "$SIZES") fio_qds=$(list "$FIO_QDS")"
-echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES scenario_size=$SIZE"
+echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES scenario_size=$SIZE"
 echo "BENCH-CONF device=$KIND dev=$devdesc"
 echo "BENCH-CONF device=$KIND queue $qinfo"
 echo "BENCH-CONF device=$KIND sysfs$params"
@@ -428,7 +454,8 @@ fi
 # --- file sets ----------------------------------------------------------
 need=
 has cells && need="$need $SIZES"
-{ has load || has tenants; } && need="$need $SIZE"
+has tenants && need="$need $SIZE"
+has load && need="$need $LOAD_SIZE"
 has size && need="$need $SWITCH_FROM $SWITCH_TO"
 [ "$KIND" != hdd ] || ! has order || need="$need $ORDER_SIZES"
 has cpu && need="$need $CPU_SIZE"
@@ -683,13 +710,13 @@ if has load && [ -n "$FIODEV" ]; then
 	*) cqd=${BENCH_COMPETE_QD:-4} ;;
 	esac
 	for m in $LOAD_MODES; do
-		rid=$(rid_of "$SIZE" load 1 "$m" fifo)
+		rid=$(rid_of "$LOAD_SIZE" load 1 "$m" fifo)
 		drop
 		# fio takes a second or two to start under TCG: it starts now
 		# and waits (--startdelay) until the mark.
 		(
 			# shellcheck disable=SC2046
-			o=$(fio --name=load $(fio_args "$SIZE") --iodepth="$cqd" \
+			o=$(fio --name=load $(fio_args "$LOAD_SIZE") --iodepth="$cqd" \
 				--startdelay="$a" --time_based --runtime="$a" \
 				--minimal 2>&1)
 			echo "BENCH-EVENT rid=$rid t_ms=$((2 * a * 1000)) event=load-end qd=$cqd fio_mbps=$(echo "$o" | awk -F';' 'NF > 8 { printf "%.3f", $7 * 1024 / 1e6 }')"
@@ -698,27 +725,28 @@ if has load && [ -n "$FIODEV" ]; then
 		echo "BENCH-EVENT rid=$rid t_ms=$((a * 1000)) event=load-start qd=$cqd"
 		NODROP=1
 		# shellcheck disable=SC2086
-		run "$SIZE" load 1 "$m" fifo "$STEP_SECS" $COMMON "$DIR/set-$SIZE"
+		run "$LOAD_SIZE" load 1 "$m" fifo "$STEP_SECS" $COMMON "$DIR/set-$LOAD_SIZE"
 		NODROP=0
 		wait "$cpid"
 	done
-	say "load step done (fio qd $cqd from ${a}s to $((2 * a))s of ${STEP_SECS}s): $(for m in $LOAD_MODES; do printf ' %s=%s' "${m#adapt:}" "$(mean_of "$SIZE" load "$m" fifo)"; done)"
+	say "load step done (fio qd $cqd from ${a}s to $((2 * a))s of ${STEP_SECS}s): $(for m in $LOAD_MODES; do printf ' %s=%s' "${m#adapt:}" "$(mean_of "$LOAD_SIZE" load "$m" fifo)"; done)"
 elif has load; then
 	say "no --fio-dev: load step skipped"
 fi
 
-# --- a file-size step: SWITCH_FROM files, then SWITCH_TO files --------------
+# --- a file-size step: N1 SWITCH_FROM files, then N2 SWITCH_TO files --------
+# A batch (a fixed amount of work, to the last job): a phase run at a poor
+# limit costs its own time, as it would a service with that work to do.
 if has size; then
-	half=$((STEP_SECS / 2))
 	ssz=$SWITCH_FROM-$SWITCH_TO
 	for m in $SIZE_MODES; do
 		rid=$(rid_of "$ssz" size 1 "$m" fifo)
-		echo "BENCH-EVENT rid=$rid t_ms=$((half * 1000)) event=size-switch from=$SWITCH_FROM to=$SWITCH_TO"
-		# shellcheck disable=SC2086
-		run "$ssz" size 1 "$m" fifo "$STEP_SECS" $COMMON \
-			-T "$half:$DIR/set-$SWITCH_TO" "$DIR/set-$SWITCH_FROM"
+		echo "BENCH-EVENT rid=$rid t_ms=0 event=size-batch from=$SWITCH_FROM to=$SWITCH_TO work=$SIZE_WORK"
+		run "$ssz" size 1 "$m" fifo "$((4 * STEP_SECS))" -d \
+			-q "$OUTSTANDING" \
+			-W "$SIZE_WORK:$DIR/set-$SWITCH_TO" "$DIR/set-$SWITCH_FROM"
 	done
-	say "size step done ($SWITCH_FROM files, then $SWITCH_TO from ${half}s of ${STEP_SECS}s): $(for m in $SIZE_MODES; do printf ' %s=%s' "${m#adapt:}" "$(mean_of "$ssz" size "$m" fifo)"; done)"
+	say "size step done ($SIZE_WORK files of $SWITCH_FROM, then $SWITCH_TO, to the last): $(for m in $SIZE_MODES; do printf ' %s=%s' "${m#adapt:}" "$(mean_of "$ssz" size "$m" fifo)"; done)"
 fi
 
 # --- tenants ------------------------------------------------------------------

@@ -6,8 +6,8 @@
  *   iopa-bench-files [-m MODE] [-o ORDER] [-w WORKERS] [-t SECS]
  *                    [-q OUTSTANDING] [-b BATCH] [-i MS] [-s FILE]
  *                    [-p PREFIX] [-l LABEL] [-D FILE] [-r] [-d]
- *                    [-c PASSES] [-T SECS:DIR2] [-n TENANTS [-j SECS]]
- *                    [-k] DIR
+ *                    [-c PASSES] [-T SECS:DIR2 | -W N1:N2:DIR2]
+ *                    [-n TENANTS [-j SECS]] [-k] DIR
  *
  * One submitter walks DIR (recursively, in readdir order: on ext4 with
  * dir_index that is hash order, unrelated to where the files lie), opens
@@ -53,6 +53,11 @@
  *                      DIR (jobs already submitted still run; -q bounds
  *                      them); with -r each is repeated until then,
  *                      without -r DIR2 starts early if DIR ends early
+ *   -W N1:N2:DIR2      a batch: N1 files of DIR (walked again as needed),
+ *                      then N2 files of DIR2 (the same), then the run ends
+ *                      when every job is done (-t stays a safety cap): a
+ *                      fixed amount of work, so that a phase run slowly
+ *                      costs its own time (switch_ms: when DIR2 began)
  *   -n TENANTS         TENANTS processes, each with its own /dev/iopa
  *                      context, submitter and WORKERS workers, in the same
  *                      MODE; tenant K takes the files K, K + TENANTS, ...
@@ -122,6 +127,7 @@ static bool adaptive;		/* adapt:*, not fixed:N */
 static bool opt_repeat, opt_dontneed, opt_check;
 static unsigned int opt_passes, nr_tenants = 1, tenant;
 static double cap_s, switch_s, join_s;
+static unsigned long work_n[2];	/* -W: files of DIR, then of DIR2 */
 
 static int ctx_fd = -1, sub_fd = -1;
 static double t0;		/* the time base (of every tenant) */
@@ -493,15 +499,26 @@ static void add_job(int fd, uint64_t len)
 		reap(1);
 }
 
-static int phase;		/* 0: DIR, 1: DIR2 (after the -T switch) */
+static int phase;		/* 0: DIR, 1: DIR2 (after the -T/-W switch) */
 static unsigned long walk_seen;	/* regular files met in this walk */
 static unsigned long walk_taken;	/* ... and submitted by this tenant */
+static unsigned long phase_taken;	/* -W: submitted in this phase */
 
-/* Stop walking: the cap passed, or (-T) it is time to switch to DIR2. */
+/* -W: this phase's files are all submitted. */
+static bool work_done(void)
+{
+	return work_n[0] && phase_taken >= work_n[phase];
+}
+
+/*
+ * Stop walking: the cap passed, (-T) it is time to switch to DIR2, or
+ * (-W) this phase's files are submitted.
+ */
 static bool walk_stop(void)
 {
-	return atomic_load(&capped) ||
-	       (opt_dir2 && phase == 0 && now_s() - t0 >= switch_s);
+	return atomic_load(&capped) || work_done() ||
+	       (opt_dir2 && !work_n[0] && phase == 0 &&
+		now_s() - t0 >= switch_s);
 }
 
 static void walk(int dfd, const char *path)
@@ -543,6 +560,7 @@ static void walk(int dfd, const char *path)
 		if (walk_seen++ % nr_tenants != tenant)
 			continue;
 		walk_taken++;
+		phase_taken++;
 		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st))
 			die("%s/%s: %s", path, de->d_name, strerror(errno));
@@ -555,7 +573,8 @@ static void walk(int dfd, const char *path)
 
 /*
  * The submitter: walk DIR (DIR2 after the switch), again and again with
- * -r, until the cap (or the end of a walk without -r).
+ * -r, until the cap (or the end of a walk without -r); with -W, walk
+ * each until its count of files is submitted.
  */
 static void submit_all(void)
 {
@@ -569,6 +588,18 @@ static void submit_all(void)
 		walk(dfd, dir);
 		if (atomic_load(&capped))
 			return;
+		if (work_n[0]) {
+			if (!walk_taken)
+				die("%s: no regular file", dir);
+			if (!work_done())
+				continue;	/* walk it again */
+			if (phase)
+				return;
+			phase = 1;
+			phase_taken = 0;
+			switch_s = now_s() - t0;
+			continue;
+		}
 		if (opt_dir2 && phase == 0 && now_s() - t0 >= switch_s) {
 			phase = 1;	/* time to switch (mid-walk or not) */
 			continue;
@@ -607,7 +638,8 @@ static void usage(void)
 		"usage: iopa-bench-files [-m fixed:N|adapt:default|adapt:POLICY]\n"
 		"         [-o fifo|sorted] [-w WORKERS] [-t SECS] [-q OUTSTANDING]\n"
 		"         [-b BATCH] [-i MS] [-s FILE|-] [-p PREFIX] [-l LABEL] [-D FILE]\n"
-		"         [-r] [-d] [-c PASSES] [-T SECS:DIR2] [-n TENANTS [-j SECS]] [-k]\n"
+		"         [-r] [-d] [-c PASSES] [-T SECS:DIR2 | -W N1:N2:DIR2]\n"
+		"         [-n TENANTS [-j SECS]] [-k]\n"
 		"         DIR\n"
 		"       POLICY: iopa, hillclimb, bracket or a number\n");
 	exit(2);
@@ -621,6 +653,21 @@ static double parse_secs(const char *s, const char *what, char stop)
 	if (end == s || *end != stop || v < 0)
 		die("%s: '%s' is not a number of seconds", what, s);
 	return v;
+}
+
+/* -W N1:N2:DIR2 */
+static void parse_work(const char *arg)
+{
+	unsigned long long n[2];
+	int len = 0;
+
+	if (sscanf(arg, "%llu:%llu:%n", &n[0], &n[1], &len) != 2 || !len ||
+	    !arg[len] || !n[0] || !n[1] || n[0] > 1ULL << 32 ||
+	    n[1] > 1ULL << 32)
+		die("-W: '%s': use N1:N2:DIR2 (N1, N2 files, 1..2^32)", arg);
+	work_n[0] = n[0];
+	work_n[1] = n[1];
+	opt_dir2 = arg + len;
 }
 
 static void parse_mode(void)
@@ -894,7 +941,7 @@ int main(int argc, char **argv)
 	char *colon;
 	int c;
 
-	while ((c = getopt(argc, argv, "m:o:w:t:q:b:i:s:p:l:D:rdc:T:n:j:kh")) != -1) {
+	while ((c = getopt(argc, argv, "m:o:w:t:q:b:i:s:p:l:D:rdc:T:W:n:j:kh")) != -1) {
 		switch (c) {
 		case 'm': opt_mode = optarg; break;
 		case 'o': opt_order = optarg; break;
@@ -912,11 +959,18 @@ int main(int argc, char **argv)
 		case 'd': opt_dontneed = true; break;
 		case 'c': opt_passes = parse_uint(optarg, "-c", 0, 100000); break;
 		case 'T':
+			if (work_n[0])
+				die("-W works alone: not with -r, -n or -T");
 			colon = strchr(optarg, ':');
 			if (!colon || !colon[1])
 				die("-T: '%s': use SECS:DIR2", optarg);
 			switch_s = parse_secs(optarg, "-T", ':');
 			opt_dir2 = colon + 1;
+			break;
+		case 'W':
+			if (opt_dir2)
+				die("-W works alone: not with -r, -n or -T");
+			parse_work(optarg);
 			break;
 		case 'n': nr_tenants = parse_uint(optarg, "-n", 1, 64); break;
 		case 'j': join_s = parse_secs(optarg, "-j", 0); break;
@@ -932,6 +986,8 @@ int main(int argc, char **argv)
 		die("-o: '%s': use fifo or sorted", opt_order);
 	if (opt_repeat && cap_s <= 0)
 		die("-r needs a time cap (-t)");
+	if (work_n[0] && (opt_repeat || nr_tenants > 1))
+		die("-W works alone: not with -r, -n or -T");
 	if (join_s > 0 && nr_tenants < 2)
 		die("-j needs -n 2 or more");
 	if (cap_s > 0 && join_s >= cap_s)

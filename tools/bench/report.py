@@ -455,10 +455,20 @@ def step_marks(data, r):
         b = int(ev["load-end"]["t_ms"]) if "load-end" in ev else end
         return ["before", "during", "after"], [0, a, min(b, end), end], ev
     if r["kind"] == "size":
+        # A batch (size-batch) switched when its first files were all
+        # submitted: the run's own switch_ms.
         sw = int(ev["size-switch"]["t_ms"]) if "size-switch" in ev else \
             int(r.get("switch_ms", end))
-        return ["before", "after"], [0, sw, end], ev
+        return ["before", "after"], [0, min(sw, end), end], ev
     return [], [0, end], ev
+
+
+def step_modes_seg(res, dev, kind, mode, seg):
+    """A step mode's mean MB/s in segment seg (from res["step_modes"])."""
+    for row in res["step_modes"]:
+        if (row["device"], row["kind"], row["mode"]) == (dev, kind, mode):
+            return row.get("mbps_" + seg, float("nan"))
+    return float("nan")
 
 
 def analyse_steps(data, res, dpol):
@@ -512,16 +522,31 @@ def analyse_steps(data, res, dpol):
                 seg_rows.append(row)
         # The ceiling of any policy: each segment at its own best fixed
         # limit (changing at the marks, for free), over the default's marks.
-        names, marks, _ = step_marks(data, modes[dm][0])
+        # A timed step: the segments' lengths are fixed, the oracle their
+        # best MB/s weighted by length.  A batch: their work is fixed (the
+        # default's bytes in each), the oracle that work over the time it
+        # takes at each segment's best MB/s.
+        names, marks, ev = step_marks(data, modes[dm][0])
+        batch = "size-batch" in ev
+        step["work"] = "batch" if batch else "timed"
         if names and seg_rows:
-            tot = 0.0
+            tot = secs = 0.0
             for i, n in enumerate(names):
                 vs = [x.get("mbps_" + n, float("nan")) for x in seg_rows]
                 vs = [v for v in vs if not math.isnan(v)]
-                tot += (max(vs) if vs else float("nan")) * \
-                    (marks[i + 1] - marks[i])
-            step["oracle_mbps"] = tot / marks[-1] if marks[-1] else \
-                float("nan")
+                best_n = max(vs) if vs else float("nan")
+                span = marks[i + 1] - marks[i]
+                if batch:
+                    work = step_modes_seg(res, dev, kind, dm, n) * span
+                    tot += work
+                    secs += work / best_n if best_n > 0 else float("nan")
+                else:
+                    tot += best_n * span
+            if batch:
+                step["oracle_mbps"] = tot / secs if secs else float("nan")
+            else:
+                step["oracle_mbps"] = tot / marks[-1] if marks[-1] else \
+                    float("nan")
         else:
             step["oracle_mbps"] = float("nan")
         step["oracle_pct_of_best_fixed"] = pct(step["oracle_mbps"],
@@ -1051,8 +1076,10 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
       "device, against fio's best on the same device and block size; "
       "CPU-bound jobs whose knee is the CPU count; a load step (a competing "
       "fio load during the middle third of the run) and a file-size step "
-      "(10 KB files, then 1 MB files), each against the best single fixed "
-      "limit through the same scenario; 2 and 4 tenants (processes with "
+      "(a batch of 10 KB files, then one of 1 MB files, to the last job), "
+      "each against the best single fixed limit through the same scenario "
+      "and against an oracle that changes limits at the marks for free; "
+      "2 and 4 tenants (processes with "
       "their own contexts) on one device, one of them joining late; and "
       "dispatch in on-disk order (`IOPA_IOC_SET_ORDER`) against FIFO on "
       "the HDD model.  **The module runs at its default settings** "
@@ -1227,15 +1254,23 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
         a("`load`: fio random reads (queue depth in the table) on the set's "
           "region from 1/3 to 2/3 of the run (`--startdelay`; under TCG fio's "
           "I/O was seen to begin up to about 2 s after the mark).  `size`: "
-          "one submitter reads 10 KB files until half the run, then 1 MB "
-          "files (jobs already submitted finish first: at most "
-          "`outstanding`).  Every fixed limit of the scenario ran through "
-          "the same scenario; `best fixed` is the single fixed limit with "
-          "the most MB/s over the whole run.  `oracle`: each segment at the "
-          "fixed limit best in that segment, switched at the marks at no "
-          "cost (the segments' MB/s of the fixed runs, weighted by their "
-          "lengths): what no policy can beat, and what a moving optimum "
-          "is worth over the best single limit (`oracle %` of best fixed).")
+          "a batch (`size_work` N1:N2 in the settings): one submitter "
+          "processes N1 10 KB files, then N2 1 MB files, to the last job; "
+          "each phase takes about half the run at its best fixed limit, "
+          "and its MB/s is all the bytes over the time to the last job, so "
+          "that a phase run at a poor limit costs its own time, as it "
+          "would a service with that work to do (`before` ends when the "
+          "last 10 KB file was submitted; the jobs already submitted "
+          "finish after it, at most `outstanding`).  Every fixed limit of "
+          "the scenario ran through the same scenario; `best fixed` is the "
+          "single fixed limit with the most MB/s over the whole run.  "
+          "`oracle`: each segment at the fixed limit best in that segment, "
+          "switched at the marks at no cost (load: the segments' MB/s of "
+          "the fixed runs weighted by their lengths; size: the default "
+          "run's bytes of each segment over the time they take at that "
+          "segment's best MB/s): what no policy can beat, and what a "
+          "moving optimum is worth over the best single limit (`oracle %` "
+          "of best fixed).")
         a("")
         a("| device | step | best fixed | best fixed MB/s | default MB/s "
           "[policy] | % of best fixed | oracle MB/s | oracle % of best "
@@ -1459,15 +1494,24 @@ KNOBS = [
     ("BENCH_SCENARIOS", "ssd `cells load size tenants cpu`, hdd `cells order "
      "load size tenants` / ssd `cells load tenants`, hdd `cells order size "
      "tenants`", "what runs"),
-    ("BENCH_STEP_SECS", "30", "step run length (s)"),
-    ("BENCH_LOAD_MODES", "`fixed:4 fixed:16 fixed:64 adapt:default` / "
-     "`fixed:16 fixed:64 adapt:default`", "modes of the load step"),
+    ("BENCH_STEP_SECS", "30", "load step run length (s); the size step's "
+     "batch takes about as long at its best, 4 times as long at most"),
+    ("BENCH_LOAD_MODES", "`fixed:4 fixed:16 fixed:64 adapt:default` (hdd: "
+     "and `fixed:1`) / `fixed:16 fixed:64 adapt:default`",
+     "modes of the load step"),
+    ("BENCH_LOAD_SIZE", "ssd `BENCH_SIZE`, hdd `1m`", "file size of the load "
+     "step (hdd: one stream is best alone, more hold their own against fio)"),
     ("BENCH_COMPETE_QD", "16 (ssd), 4 (hdd)", "fio's queue depth in the load "
      "step"),
-    ("BENCH_SIZE_MODES", "`fixed:1 fixed:4 fixed:16 fixed:64 adapt:default` "
-     "/ `fixed:1 fixed:16 adapt:default`", "modes of the size step"),
+    ("BENCH_SIZE_MODES", "ssd `fixed:4 fixed:16 fixed:64 adapt:default`, "
+     "hdd `fixed:1 fixed:2 fixed:4 fixed:16 adapt:default` / ssd `fixed:16 "
+     "fixed:64 adapt:default`, hdd `fixed:1 fixed:4 adapt:default`",
+     "modes of the size step"),
     ("BENCH_SWITCH_FROM, BENCH_SWITCH_TO", "`10k`, `1m`", "the size step's "
      "sets"),
+    ("BENCH_SIZE_WORK", "ssd `5600:720`, hdd `2500:640`", "the size step's "
+     "batch: files of each set (each about 15 s at the model's best fixed "
+     "limit)"),
     ("BENCH_TENANTS", "`2 4` / ssd `2`, hdd `4`", "tenant counts"),
     ("BENCH_TENANT_SECS", "40 / 30", "tenants run length (s)"),
     ("BENCH_TENANT_JOIN", "a quarter of the run", "late tenant's start (s)"),

@@ -66,8 +66,8 @@ check "README: order row" \
 	has_row '| hdd | 10k | fixed:4 | 1.65 | 3.35 | 2.03 | 300 | 100 | 25% | 3 |'
 check "README: load step segments of the default (before, during, after)" \
 	has_row '| ssd | load | adapt:default | 1 | 29.70 | 95.8 | 33.00, 12.0 | 21.00, 12.0 | 35.10, 12.0 | 12.00 |'
-check "README: hdd size step: oracle 20.50 (each half at its best fixed: 3 and 38 MB/s), 102.5% of best fixed, default 94.6% of it" \
-	has_row '| hdd | size (10k-1m) | 1 | 20.00 | 19.40 [bracket] | 97.0 | 20.50 | 102.5 | 94.6 |'
+check "README: hdd size step, a batch: oracle 24.00 (30 MB at 3 MB/s, 570 MB at 38 MB/s: 25 s), 120.0% of best fixed, default 92.6% of it" \
+	has_row '| hdd | size (10k-1m) | 1 | 20.00 | 22.22 [bracket] | 111.1 | 24.00 | 120.0 | 92.6 |'
 check "README: tenants row of ssd n=2" \
 	has_row '| ssd | 2 | 100k | 10.0 | 35.50 [bracket] | 36.00 (16) | 98.6 | 0.999 | 1.000 | 14 | 2.0 |'
 check "README: tenants run of hdd n=4 (window shares)" \
