@@ -301,6 +301,8 @@ static void iopa_group_split(struct iopa_group *g,
 		sub->group_budget = budget;
 		sub->group_sharers = sharers;
 		sub->group_cycles = (u32)g->cycles;
+		sub->group_mode = iopa_ctl_mode(&g->ctl);
+		sub->group_cycle_ms = iopa_ctl_next_cycle_ms(&g->ctl, p);
 		iopa_sub_update(sub);
 		if (share != old) {
 			sub->changes++;
@@ -524,6 +526,8 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	sub->group_budget = 0;
 	sub->group_sharers = 0;
 	sub->group_cycles = 0;
+	sub->group_mode = 0;
+	sub->group_cycle_ms = 0;
 	list_del(&sub->group_node);
 	g->nr_members--;
 	g->changed = true;
@@ -556,7 +560,8 @@ void iopa_group_leave(struct iopa_submitter *sub)
 /**
  * iopa_group_fill_state() - the sharing part of GET_STATE
  * @sub: the submitter
- * @st: filled in: budget, weight, sharers, group_cycles
+ * @st: filled in: budget, weight, sharers, group_cycles, and mode and
+ *	cycle_ms (the group's controller's, once it has split the budget)
  *
  * Context: ctx->lock held.
  */
@@ -566,6 +571,12 @@ void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st)
 	st->budget = sub->group ? sub->group_budget : 0;
 	st->sharers = sub->group ? sub->group_sharers : 0;
 	st->group_cycles = sub->group ? sub->group_cycles : 0;
+	/* The group's controller sets the limit: its mode is the one. */
+	if (sub->group && sub->group_budget &&
+	    st->mode != IOPA_CTL_MODE_FIXED) {
+		st->mode = sub->group_mode;
+		st->cycle_ms = sub->group_cycle_ms;
+	}
 	st->weight = READ_ONCE(sub->weight);
 }
 

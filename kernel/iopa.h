@@ -201,6 +201,8 @@ struct iopa_adapt_cycle {
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
  * @group_cycles: L: the group's cycles at the last split
+ * @group_mode: L: the group's controller's mode at the last split
+ * @group_cycle_ms: L: and the length of its cycle then begun
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;
@@ -247,6 +249,8 @@ struct iopa_submitter {
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
 	u32			group_cycles;	/* L */
+	u32			group_mode;	/* L */
+	u32			group_cycle_ms;	/* L */
 };
 
 /**

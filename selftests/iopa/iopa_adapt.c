@@ -2075,6 +2075,12 @@ TEST_F_TIMEOUT(load, shared_device_splits_budget, 120)
 	d = (int)(sa.group_cycles - sb.group_cycles);
 	EXPECT_GE(1, d < 0 ? -d : d) TH_LOG("group_cycles %u %u",
 					    sa.group_cycles, sb.group_cycles);
+	/*
+	 * The mode is the group's controller's, past its start-up on 16
+	 * tags by now, not the member's own, which stays in FAST.
+	 */
+	EXPECT_NE((__u32)IOPA_MODE_FAST, sa.mode) TH_LOG("mode %u", sa.mode);
+	EXPECT_NE((__u32)IOPA_MODE_FAST, sb.mode) TH_LOG("mode %u", sb.mode);
 }
 
 /* A leaver's share goes back: the one left gets the whole budget. */

@@ -64,6 +64,12 @@ static u64 dev_linear(u32 n)
 	return 1000ULL * n;
 }
 
+/* Linear up to 16 jobs (a device with 16 tags), flat beyond. */
+static u64 dev_knee16(u32 n)
+{
+	return 1000ULL * (n < 16 ? n : 16);
+}
+
 static u64 dev_const(u32 n)
 {
 	(void)n;
@@ -277,15 +283,17 @@ TEST(no_growth_when_cpu_saturated)
 		}
 	}
 	/*
-	 * bracket, jobs that do block I/O: no doubling, but probes up by
-	 * the finest step, each judged by its throughput (each pays here:
-	 * the device is linear): +1 a probe (an eighth of the base from
-	 * 16 on), 30 after 40 cycles, where without the guard it doubles.
+	 * bracket, jobs that do block I/O: the CPUs may be busy on the jobs'
+	 * I/O path while the device still pays (the demo's guest: 4 jobs
+	 * read "saturated", 16 read 7% more than 8).  The start-up doubles
+	 * while a doubling pays and stops where one no longer does (a
+	 * device flat from 16 jobs: 32 tried and undone); probes up after
+	 * it by the finest step only.
 	 */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	for (i = 0; i < 40; i++) {
 		struct iopa_ctl_sample smp = {
-			.tput = dev_linear(iopa_ctl_limit(&c)),
+			.tput = dev_knee16(iopa_ctl_limit(&c)),
 			.elapsed_ms = iopa_ctl_next_cycle_ms(&c, &p),
 			.cpu_saturated = true, .demand = true, .block_io = true,
 			.completions = FEED_JOBS,
@@ -296,7 +304,8 @@ TEST(no_growth_when_cpu_saturated)
 		iopa_ctl_update(&c, &p, &smp, NULL);
 		ASSERT_LE(iopa_ctl_limit(&c), 32);
 	}
-	EXPECT_LT(4, iopa_ctl_limit(&c));
+	EXPECT_LE(16, c.base);
+	EXPECT_GE(18, c.base);
 	/* iopa in NORMAL: R > increase, but saturated: keep */
 	p.init_limit = 16;
 	p.fast_cap = 16;
@@ -557,12 +566,6 @@ TEST(limit_always_within_bounds)
 }
 
 /* ---- policy bracket ----------------------------------------------------- */
-
-/* Linear up to 16 jobs (a device with 16 tags), flat beyond. */
-static u64 dev_knee16(u32 n)
-{
-	return 1000ULL * (n < 16 ? n : 16);
-}
 
 /* Linear up to 40 jobs, flat beyond. */
 static u64 dev_knee40(u32 n)

@@ -356,7 +356,9 @@ struct iopa_order {
 /**
  * struct iopa_state - answer of IOPA_IOC_GET_STATE (submitter fd)
  * @limit: the limit in force
- * @mode: IOPA_MODE_*
+ * @mode: IOPA_MODE_* of the controller that sets the limit: the device
+ *	group's while the submitter shares a device (@budget non-zero; its
+ *	@cycle_ms too)
  * @policy: IOPA_POLICY_*
  * @flags: IOPA_LIMIT_F_FIXED if the limit is fixed
  * @min: lower bound, 0 for none
