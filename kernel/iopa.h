@@ -263,6 +263,9 @@ struct iopa_submitter {
  * @io_task: L: the thread that completed this worker's last job
  * @io_charged: L: @io_task's block I/O bytes already charged to jobs, so
  *	a thread holding several jobs charges each byte to one of them
+ * @restart_done: L: the job a COMPLETE_AND_FETCH completed before its
+ *	fetch part returned -ERESTARTSYS, which its restart must not
+ *	complete again; 0 if none
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;
@@ -272,6 +275,7 @@ struct iopa_worker {
 	u32			nr_parked;
 	const struct task_struct *io_task;
 	u64			io_charged;
+	u64			restart_done;	/* L */
 };
 
 /**

@@ -324,6 +324,9 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		/* An io_uring job's completion is its command's CQE. */
 		iopa_job_set_state(job, IOPA_JOB_GONE);
 		list_move_tail(&job->node, gc);
+		/* Room for a SUBMIT waiting at max_jobs, or an EPOLLOUT. */
+		if (!sub->closed)
+			wake_up(&sub->wq);
 	} else {
 		iopa_job_set_state(job, IOPA_JOB_DONE);
 		list_move_tail(&job->node, &sub->done);
@@ -697,7 +700,7 @@ static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
 	if (!n)
 		n = iopa_sub_running(sub, arg.user_data) ? -EALREADY : -ENOENT;
 	spin_unlock(&ctx->lock);
-	/* Empty while the submitter is open; kept for symmetry. */
+	/* io_uring jobs and orphans end GONE: theirs to free here. */
 	iopa_job_free_list(&gc);
 	return n;
 }
@@ -1079,12 +1082,20 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		/*
 		 * Finish the completion before waiting: freeing the job posts
 		 * an io_uring submitter's CQE, which must not wait for the
-		 * fetch.  The slot it frees may serve a sleeping worker.
+		 * fetch.  The slot it frees may serve a sleeping worker.  The
+		 * same call restarted after a signal (-ERESTARTSYS below:
+		 * SA_RESTART, io_uring task work) completed it already: go on
+		 * to the fetch.
 		 */
 		spin_lock(&ctx->lock);
-		ret = iopa_worker_complete_locked(w, &arg.done, &gc);
-		if (!ret)
-			iopa_kick_workers(ctx, 1);
+		if (arg.done.job_id && arg.done.job_id == w->restart_done) {
+			ret = 0;
+		} else {
+			ret = iopa_worker_complete_locked(w, &arg.done, &gc);
+			if (!ret)
+				iopa_kick_workers(ctx, 1);
+		}
+		w->restart_done = 0;
 		spin_unlock(&ctx->lock);
 		iopa_job_free_list(&gc);
 		if (ret)
@@ -1093,7 +1104,8 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 
 	spin_lock(&ctx->lock);
 	for (;;) {
-		if (w->nr_held >= IOPA_WORKER_MAX_JOBS) {
+		/* Parked io_uring fetches hold a place, as in uring.c. */
+		if (w->nr_held + w->nr_parked >= IOPA_WORKER_MAX_JOBS) {
 			ret = -EBUSY;
 			break;
 		}
@@ -1128,6 +1140,9 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 	/* A wakeup this call took without taking a job goes to another. */
 	if (ret)
 		iopa_kick_workers(ctx, 1);
+	/* Its restart must not complete the job again. */
+	w->restart_done = complete && ret == -ERESTARTSYS ? arg.done.job_id :
+			  0;
 	spin_unlock(&ctx->lock);
 	if (ret)
 		return ret;

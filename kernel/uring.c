@@ -201,6 +201,15 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 	/* The SQE is the user's: copy it once, then check the copy. */
 	memcpy(&desc, iopa_uring_payload(cmd), sizeof(desc));
 	ret = iopa_sub_reserve(sub, 1, false);
+	if (ret == -EAGAIN) {
+		/*
+		 * Full: that is the answer.  Returned, -EAGAIN would read as
+		 * "issue again, blocking" and punt the command to io-wq (as
+		 * ublk, post the result and say it is queued).
+		 */
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		return -EIOCBQUEUED;
+	}
 	if (ret < 0)
 		return ret;
 	ret = iopa_kjob_new(sub, &desc, &job);

@@ -1268,6 +1268,80 @@ TEST_F(abi, complete_and_fetch_chain)
 	}
 }
 
+/* SIGUSR1 with SA_RESTART: says on an eventfd that it ran. */
+static int caf_sig_efd = -1;
+
+static void caf_sig_handler(int sig)
+{
+	uint64_t one = 1;
+
+	(void)sig;
+	if (write(caf_sig_efd, &one, sizeof(one)) < 0)
+		_exit(99);
+}
+
+struct caf_restart {
+	int wfd;
+	uint64_t job_id;
+	int rc;
+	struct iopa_work w;
+};
+
+static void *caf_restart_fn(void *arg)
+{
+	struct caf_restart *t = arg;
+
+	t->rc = iopa_complete_and_fetch(t->wfd, t->job_id, 33, &t->w, 0,
+					IOPA_LONG_NS);
+	return NULL;
+}
+
+/*
+ * A COMPLETE_AND_FETCH interrupted in its fetch part by a signal whose
+ * handler has SA_RESTART is re-run with the same job_id: the completion
+ * stands, and the restarted call goes on to fetch.  It returned -ENOENT
+ * (the job was gone), as it did for io_uring task work with no handler.
+ */
+TEST_F_TIMEOUT(abi, complete_and_fetch_restarted, 60)
+{
+	struct sigaction sa = { .sa_handler = caf_sig_handler,
+				.sa_flags = SA_RESTART };
+	struct caf_restart t = { .wfd = self->wrk };
+	struct iopa_work w;
+	struct iopa_cqe c;
+	pthread_t th;
+
+	caf_sig_efd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, caf_sig_efd);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 1));
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	close(w.fd);
+	t.job_id = w.job_id;
+	ASSERT_EQ(0, pthread_create(&th, NULL, caf_restart_fn, &t));
+	/* the complete part took effect: its completion is there */
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
+	EXPECT_EQ(w.job_id, c.job_id);
+	EXPECT_EQ(33, c.res);
+	/* interrupt the fetch part: the handler ran, the call restarts */
+	ASSERT_EQ(0, pthread_kill(th, SIGUSR1));
+	EXPECT_EQ(1, iopa_wait_readable(caf_sig_efd, IOPA_LONG_MS));
+	/* the restarted call fetches the next job */
+	EXPECT_EQ(1, iopa_submit_one(self->sub, self->file, 2));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, t.rc);
+	if (!t.rc) {
+		EXPECT_EQ(2ULL, t.w.user_data);
+		close(t.w.fd);
+		EXPECT_EQ(0, iopa_complete(self->wrk, t.w.job_id, 0));
+	}
+	/* and nothing was completed twice */
+	EXPECT_EQ(1, iopa_reap_nb(self->sub, &c, 1));
+	EXPECT_EQ(2ULL, c.user_data);
+	EXPECT_EQ(-EAGAIN, iopa_reap_nb(self->sub, &c, 1));
+	close(caf_sig_efd);
+}
+
 TEST_F(abi, complete_and_fetch_bad_done)
 {
 	struct iopa_fetch f;

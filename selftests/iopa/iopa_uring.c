@@ -17,6 +17,8 @@
  */
 #include "iopa_test.h"
 
+#include <dirent.h>
+
 #include <liburing.h>
 
 /* ---- rings -------------------------------------------------------------- */
@@ -660,6 +662,154 @@ TEST_F(uring, submit_at_caps)
 	io_uring_queue_exit(&r);
 }
 
+/* This process's io_uring worker threads (iou-wrk-*), or -errno. */
+static int count_iou_wrk(void)
+{
+	struct dirent *de;
+	char path[300], comm[32];
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (len > 0) {
+			comm[len] = 0;
+			n += !strncmp(comm, "iou-wrk", 7);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * A SUBMIT at max_jobs is answered -EAGAIN in its CQE at once, from the
+ * issue: returned by ->uring_cmd, -EAGAIN made io_uring issue it again
+ * from an io-wq worker, blocking, which took a file and its location
+ * again before failing the same way.
+ */
+TEST_F(uring, submit_full_not_punted_to_io_wq)
+{
+	uint64_t old_max = 0;
+	struct io_uring r;
+	struct iopa_job j;
+	int ret, before;
+
+	ASSERT_EQ(0, iopa_sysfs_read("max_jobs", &old_max));
+	ret = iopa_sysfs_write("max_jobs", old_max);
+	if (ret == -EACCES || ret == -EPERM)
+		SKIP(return, "cannot write the tunables (not root?)");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ring_init(&r, 4, true));
+	before = count_iou_wrk();
+	ASSERT_LE(0, before);
+
+	/* EXPECTs from here on, so that max_jobs is put back */
+	EXPECT_EQ(0, iopa_sysfs_write("max_jobs", 2));
+	EXPECT_EQ(2, iopa_submit_many(self->sub, self->file, 0, 2));
+	iopa_job_init(&j, self->file, 5);
+	EXPECT_EQ(-EAGAIN, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT,
+				    &j, sizeof(j), 5));
+	/* no io-wq worker was started for it */
+	EXPECT_EQ(before, count_iou_wrk());
+	EXPECT_EQ(0, iopa_sysfs_write("max_jobs", old_max));
+	EXPECT_EQ(1, iopa_cancel(self->sub, 0, 0));
+	EXPECT_EQ(1, iopa_cancel(self->sub, 1, 0));
+	io_uring_queue_exit(&r);
+}
+
+/* An ioctl SUBMIT with IOPA_SUBMIT_F_WAIT, in a thread: 1 or -errno. */
+struct wait_submit {
+	int sfd, file, efd, rc;
+};
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+static void *wait_submit_fn(void *arg)
+{
+	struct wait_submit *t = arg;
+
+	t->rc = iopa_submit_one_flags(t->sfd, t->file, 77, 0,
+				      IOPA_SUBMIT_F_WAIT);
+	iopa_efd_signal(t->efd);
+	return NULL;
+}
+
+/*
+ * The end of an io_uring job makes room at max_jobs: a SUBMIT waiting
+ * for room (IOPA_SUBMIT_F_WAIT) wakes.  It slept on: the submitter's
+ * waitqueue was woken only for jobs whose completion is reaped.
+ */
+TEST_F_TIMEOUT(uring, uring_job_end_wakes_room_waiter, 60)
+{
+	struct wait_submit t = { .sfd = self->sub, .file = self->file };
+	struct sigaction sa = { .sa_handler = noop_handler };
+	struct io_uring_cqe cqe = { 0 };
+	uint64_t old_max = 0, events = 0;
+	struct iopa_work w;
+	struct io_uring r;
+	struct iopa_job j;
+	pthread_t th;
+	int ret, i;
+
+	ASSERT_EQ(0, iopa_sysfs_read("max_jobs", &old_max));
+	ret = iopa_sysfs_write("max_jobs", old_max);
+	if (ret == -EACCES || ret == -EPERM)
+		SKIP(return, "cannot write the tunables (not root?)");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ring_init(&r, 4, true));
+	t.efd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, t.efd);
+	/* no SA_RESTART: a signal gets the thread out of a wait that lasts */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+
+	/* EXPECTs from here on, so that max_jobs is put back */
+	EXPECT_EQ(0, iopa_sysfs_write("max_jobs", 2));
+	for (i = 0; i < 2; i++) {
+		iopa_job_init(&j, self->file, 100 + i);
+		EXPECT_EQ(0, ring_submit_job(&r, self->sub, &j, 100 + i));
+	}
+	EXPECT_EQ(-EAGAIN, iopa_submit_one(self->sub, self->file, 1));
+	EXPECT_EQ(0, pthread_create(&th, NULL, wait_submit_fn, &t));
+	/* the thread waits for room: nothing signalled yet */
+	EXPECT_EQ(0, iopa_wait_readable(t.efd, 200));
+	/* one io_uring job ends: its CQE, and room for the waiter */
+	EXPECT_EQ(0, iopa_fetch_wait(self->wrk, &w));
+	close(w.fd);
+	EXPECT_EQ(0, iopa_complete(self->wrk, w.job_id, 0));
+	EXPECT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ret = efd_wait(t.efd, &events, 1);
+	EXPECT_EQ(0, ret);
+	if (ret)
+		pthread_kill(th, SIGUSR1);	/* it slept on: -EINTR */
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, t.rc);
+	EXPECT_EQ(0, iopa_sysfs_write("max_jobs", old_max));
+	/* the other io_uring job (its CQE: -ECANCELED), the thread's */
+	EXPECT_EQ(1, iopa_cancel(self->sub, 201 - w.user_data, 0));
+	EXPECT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	EXPECT_EQ(-ECANCELED, cqe.res);
+	if (t.rc == 1)
+		EXPECT_EQ(1, iopa_cancel(self->sub, 77, 0));
+	close(t.efd);
+	io_uring_queue_exit(&r);
+}
+
 TEST_F(uring, unknown_cmd_op)
 {
 	struct iopa_uring_fetch f = { 0 };
@@ -924,6 +1074,8 @@ TEST_F_TIMEOUT(uring, parked_fetches_ebusy_at_max_jobs, 60)
 	f.work = (uintptr_t)&work[max];
 	EXPECT_EQ(-EBUSY, ring_cmd(&r, w2, IOPA_URING_CMD_FETCH, &f,
 				   sizeof(f), 1000));
+	/* the ioctl counts them too (it looked at the jobs held only) */
+	EXPECT_EQ(-EBUSY, iopa_fetch_nb(w2, &work[max]));
 
 	/* each parked fetch gets a job */
 	ASSERT_EQ(max, iopa_submit_many(self->sub, self->file, 0, max));

@@ -26,6 +26,7 @@
  *   fuzz calls=<n> odd=<n> seed=<n>
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -719,6 +720,92 @@ static int reload(void)
 	return r;
 }
 
+/* Print a small text file's contents (a /sys or /proc entry), prefixed. */
+static void print_file(const char *prefix, const char *path)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	printf("%s%s%s", prefix, buf, buf[n - 1] == '\n' ? "" : "\n");
+}
+
+/*
+ * The final unload failed: say why.  The module's reference count, and
+ * the kernel stacks of the tasks that may hold it: this process's
+ * threads and io_uring's (iou-*: ring teardown, workers).
+ */
+static void unload_report(void)
+{
+	char path[300], comm[64];
+	struct dirent *de;
+	DIR *d;
+
+	print_file("fuzz: iopa refcnt ", "/sys/module/iopa/refcnt");
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		long pid = strtol(de->d_name, NULL, 10);
+		ssize_t n;
+		int fd;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		comm[n] = 0;
+		comm[strcspn(comm, "\n")] = 0;
+		if (pid != getpid() && strncmp(comm, "iou-", 4) &&
+		    strncmp(comm, "kworker", 7))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stack", pid);
+		printf("fuzz: stack of %ld (%s):\n", pid, comm);
+		print_file("", path);
+	}
+	closedir(d);
+}
+
+/*
+ * Everything is closed, but io_uring tears a ring down in deferred work
+ * that may still hold our files (and so the module) for a while: retry
+ * the unload while the module is busy, up to 30 s (the kernel gives no
+ * event for it to wait on).  Return 0 if it unloaded.
+ */
+static int final_unload(void)
+{
+	struct timespec tick = { .tv_nsec = 100 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (!syscall(SYS_delete_module, "iopa", O_NONBLOCK)) {
+			if (i)
+				printf("fuzz: unloaded after %d.%d s of ring teardown\n",
+				       i / 10, i % 10);
+			return 0;
+		}
+		if (errno != EWOULDBLOCK && errno != EBUSY)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	perror("fuzz: final unload");
+	unload_report();
+	return -1;
+}
+
 static void do_unload_attempt(void)
 {
 	/* with our fds open this must fail; it must never crash */
@@ -893,8 +980,7 @@ int main(int argc, char **argv)
 	restore_sysfs();
 	if (ko_path) {
 		/* everything closed: the module must unload and load again */
-		if (syscall(SYS_delete_module, "iopa", O_NONBLOCK)) {
-			perror("fuzz: final unload");
+		if (final_unload()) {
 			atomic_fetch_add(&odd, 1);
 		} else if (reload()) {
 			atomic_fetch_add(&odd, 1);
