@@ -42,6 +42,7 @@
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/kernel_stat.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/seq_file.h>
@@ -301,19 +302,16 @@ void iopa_adapt_note_file(struct iopa_submitter *sub, const struct file *file)
 		return;
 	/*
 	 * The first device: a rotational disk starts at one job (see
-	 * kernel/ctl.c, 5.).  A hint: a regular file's file system's
-	 * device (none for tmpfs, overlayfs, btrfs, network file systems),
-	 * or an opened block device; a device-mapper or md device is
+	 * kernel/ctl.c, 5.).  A hint: the file system's device of a regular
+	 * file or a directory (none for tmpfs, overlayfs, btrfs, network
+	 * file systems), or an opened block device (the only job files
+	 * iopa_job_file_ok() takes); a device-mapper or md device is
 	 * rotational if one of its legs is.  The job's file keeps the
 	 * device alive; an opened block device file's mapping is the
 	 * device's (fget() gives no O_PATH file).
 	 */
-	if (S_ISBLK(inode->i_mode))
-		bdev = I_BDEV(file->f_mapping->host);
-	else if (S_ISREG(inode->i_mode))
-		bdev = inode->i_sb->s_bdev;
-	else
-		bdev = NULL;
+	bdev = S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
+	       inode->i_sb->s_bdev;
 	if (!bdev || bdev_nonrot(bdev))
 		return;
 	iopa_params_get(&p);
@@ -383,9 +381,11 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	/* A CPU that went offline takes its idle time out of the sum. */
 	idle_ms = idle >= sub->cyc.idle_us ?
 		  div_u64(idle - sub->cyc.idle_us, USEC_PER_MSEC) : U64_MAX;
-	sub->bytes_per_s = div64_u64(sub->cyc.bytes * MSEC_PER_SEC,
-				     elapsed_ms);
-	sub->jobs_per_s = div64_u64(sub->cyc.jobs * MSEC_PER_SEC, elapsed_ms);
+	/* No overflow, however many bytes a cycle of up to an hour saw. */
+	sub->bytes_per_s = mul_u64_u64_div_u64(sub->cyc.bytes, MSEC_PER_SEC,
+					       elapsed_ms);
+	sub->jobs_per_s = mul_u64_u64_div_u64(sub->cyc.jobs, MSEC_PER_SEC,
+					      elapsed_ms);
 
 	/*
 	 * The unit: bytes/s while the jobs do block I/O, else jobs/s (scaled
@@ -400,8 +400,8 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	if (sub->cyc.jobs)
 		sub->unit_known = true;
 	sample.tput = sub->tput_bytes ? sub->bytes_per_s :
-		      div64_u64(sub->cyc.jobs * MSEC_PER_SEC * 1000,
-				elapsed_ms);
+		      mul_u64_u64_div_u64(sub->cyc.jobs, MSEC_PER_SEC * 1000,
+					  elapsed_ms);
 	sample.elapsed_ms = min_t(u64, elapsed_ms, U32_MAX);
 	sample.demand = sub->cyc.demand ||
 			(sub->nr[IOPA_JOB_PENDING] &&

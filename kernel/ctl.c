@@ -173,12 +173,14 @@
  * base is watched, and one probe pair at the finest step is made after 8
  * normal cycles, doubling the wait up to 8 times while nothing changes.
  *
- * Level shifts.  Two samples in a row off the level by more than 3
- * standard errors and 1000 - decrease_permille mean the device or the
- * load changed, and the knee may have gone anywhere: start-up again from
- * a quarter of the base (not below the start limit), doubling while it
- * pays.  A bracket around the old base would cross a plateau a quarter
- * of the base per probe pair: the model disk of the bench reads 1 MB
+ * Level shifts.  Two samples in a row off the level the same way by more
+ * than 3 standard errors and 1000 - decrease_permille (in STEADY; in the
+ * search, the base measured again after a probe against its own earlier
+ * measurement) mean the device or the load changed, and the knee may
+ * have gone anywhere: start-up again from a quarter of the base (not
+ * below the start limit, nor above the base), doubling while it pays.
+ * A bracket around the old base would cross a plateau a quarter of the
+ * base per probe pair: the model disk of the bench reads 1 MB
  * files 52% faster at one job than at two and equally fast from 2 to 64,
  * and after a switch from 10 KB files (whose best is 2 and up) bracket
  * stayed at 14 to 16.
@@ -1403,14 +1405,21 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
 	iopa_ctl_br_move(c, c->base);
 }
 
+/* Two ratios (per mille) on the same side of 1000. */
+static bool iopa_ctl_same_side(u32 a, u32 b)
+{
+	return a > 1000 ? b > 1000 : b <= 1000;
+}
+
 /*
- * NORMAL: the base measured again, after a probe or a doubling that did
- * not pay.  Off its own earlier measurement as STEADY's level shift is
- * (IOPA_CTL_BR_SHIFT_Z standard errors and 1000 - decrease_permille),
- * twice in a row, the device or the load changed in the meantime (a
- * competitor came or went, the files changed): a search that goes on
- * would cross the new curve a quarter of the base at a time, so start up
- * again (iopa_ctl_br_restart()).  Once off: measure the base afresh.
+ * NORMAL: the base measured again after a probe that lost (after a
+ * doubling, the reference is FAST's: no level).  Off its own earlier
+ * measurement as STEADY's level shift is (IOPA_CTL_BR_SHIFT_Z standard
+ * errors and 1000 - decrease_permille), twice in a row the same way, the
+ * device or the load changed in the meantime (a competitor came or went,
+ * the files changed): a search that goes on would cross the new curve a
+ * quarter of the base at a time, so start up again
+ * (iopa_ctl_br_restart()).  Once off: measure the base afresh.
  *
  * Return: true if the sample was taken here (no probe to start).
  */
@@ -1434,6 +1443,9 @@ static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
 		c->shifted = 0;
 		return false;
 	}
+	/* Off the other way from the time before: count afresh. */
+	if (c->shifted && !iopa_ctl_same_side(r, c->r_permille))
+		c->shifted = 0;
 	c->r_permille = r;
 	if (++c->shifted < IOPA_CTL_BR_SHIFT_CYCLES) {
 		c->br_sum = 0;
@@ -1463,15 +1475,19 @@ static void iopa_ctl_br_watch(struct iopa_ctl *c,
 	u32 thr = (u32)div64_u64((u64)IOPA_CTL_BR_SHIFT_Z *
 				 iopa_ctl_isqrt(var), 1000);
 
-	c->r_permille = r;
 	if (thr < 1000 - p->decrease_permille)
 		thr = 1000 - p->decrease_permille;
 	if (ref && off > thr) {
+		/* Off the other way from the cycle before: count afresh. */
+		if (c->shifted && !iopa_ctl_same_side(r, c->r_permille))
+			c->shifted = 0;
+		c->r_permille = r;
 		if (++c->shifted < IOPA_CTL_BR_SHIFT_CYCLES)
 			return;
 		iopa_ctl_br_restart(c);
 		return;
 	}
+	c->r_permille = r;
 	c->shifted = 0;
 	iopa_ctl_hist_push(c, s->tput);
 	c->steady_ms += s->elapsed_ms;
@@ -1517,9 +1533,9 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 		break;
 	case IOPA_CTL_MODE_NORMAL:
 		/* The base measured: probe next to it. */
-		c->r_permille = 1000;
 		if (iopa_ctl_br_base_shifted(c, p))
 			break;
+		c->r_permille = 1000;
 		iopa_ctl_br_set_ref(c);
 		iopa_ctl_br_next(c, p, s);
 		break;
@@ -1651,7 +1667,7 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		/* Still the first cycle's transient (iopa_ctl_init()). */
 		iopa_ctl_br_move(c, c->base);
 	}
-	c->br_start = limit;
+	c->br_start = iopa_ctl_clamp(c, limit);
 	return c->limit != old;
 }
 

@@ -106,8 +106,12 @@ enum iopa_ctl_policy {
  *                       doubles, probe on in the same direction
  *   PROBE -> NORMAL     the probe lost: back to the base
  *   NORMAL -> STEADY    both sides lost at step 1
- *   STEADY -> NORMAL    the level at the base shifted, or the re-probe
- *                       timer fired
+ *   NORMAL -> NORMAL    the base, measured again, is off its own earlier
+ *                       level: measure it afresh
+ *   NORMAL -> FAST      off twice in a row: start up again
+ *   STEADY -> FAST      the level at the base shifted twice in a row:
+ *                       start up again
+ *   STEADY -> NORMAL    the re-probe timer fired
  * All:
  *   any -> FIXED        iopa_ctl_set_fixed(limit)
  *   FIXED -> FAST       iopa_ctl_set_fixed(0), iopa: ramp from the limit
@@ -227,7 +231,9 @@ struct iopa_ctl_sample {
  * @nr_trial: valid entries in @trial
  * @nr_noise: hillclimb: noise observations so far (saturates at 255)
  * @tried: hillclimb: directions tried at this step (bit 0 up, bit 1 down)
- * @shifted: hillclimb: consecutive STEADY cycles off the reference level
+ * @shifted: hillclimb, bracket: consecutive cycles off the reference
+ *	level (STEADY; bracket: NORMAL too), in the direction of the first
+ *	(bracket, NORMAL: @r_permille)
  * @reprobes: hillclimb: timed probes in a row that changed nothing
  * @reprobe_dir: hillclimb: direction of the next timed probe
  * @policy: enum iopa_ctl_policy

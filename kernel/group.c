@@ -55,6 +55,7 @@
 
 #include <linux/cgroup.h>
 #include <linux/debugfs.h>
+#include <linux/math64.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -295,6 +296,11 @@ static void iopa_group_split(struct iopa_group *g,
 			share = 1;
 		}
 		spin_lock(&sub->ctx->lock);
+		/* Pinned, and on its way out (iopa_group_leave()): its own. */
+		if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
+			spin_unlock(&sub->ctx->lock);
+			continue;
+		}
 		share = iopa_ctl_clamp_limit(&sub->ctl, p, share ? share : 1);
 		old = sub->limit;
 		sub->limit = share;
@@ -350,7 +356,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 		  div_u64(idle - g->idle_us, USEC_PER_MSEC) : U64_MAX;
 	jobs = atomic64_read(&g->jobs);
 	bytes = atomic64_read(&g->bytes);
-	s.tput = div64_u64(bytes * MSEC_PER_SEC, elapsed_ms);
+	s.tput = mul_u64_u64_div_u64(bytes, MSEC_PER_SEC, elapsed_ms);
 	s.elapsed_ms = min_t(u64, elapsed_ms, U32_MAX);
 	s.cpu_saturated = idle_ms * 10 < elapsed_ms * p.ncpus;
 	s.block_io = bytes != 0;
@@ -361,7 +367,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	 * A cycle of cache hits says nothing of the device, nor one during
 	 * which members came or went: measure afresh.
 	 */
-	s.cached = (jobs && !atomic64_read(&g->bytes)) || g->changed;
+	s.cached = (jobs && !bytes) || g->changed;
 	g->changed = false;
 	list_for_each_entry(sub, &g->members, group_node) {
 		spin_lock(&sub->ctx->lock);
@@ -568,16 +574,21 @@ void iopa_group_leave(struct iopa_submitter *sub)
 void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st)
 {
 	lockdep_assert_held(&sub->ctx->lock);
-	st->budget = sub->group ? sub->group_budget : 0;
-	st->sharers = sub->group ? sub->group_sharers : 0;
-	st->group_cycles = sub->group ? sub->group_cycles : 0;
-	/* The group's controller sets the limit: its mode is the one. */
-	if (sub->group && sub->group_budget &&
-	    st->mode != IOPA_CTL_MODE_FIXED) {
+	st->weight = READ_ONCE(sub->weight);
+	st->budget = 0;
+	st->sharers = 0;
+	st->group_cycles = 0;
+	/* Pinned, and on its way out (iopa_group_leave()): its own limit. */
+	if (!sub->group || st->mode == IOPA_CTL_MODE_FIXED)
+		return;
+	st->budget = sub->group_budget;
+	st->sharers = sub->group_sharers;
+	st->group_cycles = sub->group_cycles;
+	/* Once the group's controller has split: its mode is the one. */
+	if (sub->group_budget) {
 		st->mode = sub->group_mode;
 		st->cycle_ms = sub->group_cycle_ms;
 	}
-	st->weight = READ_ONCE(sub->weight);
 }
 
 /* <debugfs>/iopa/groups: one line per device group and member. */

@@ -365,8 +365,11 @@ struct iopa_order {
  * @max: upper bound, 0 for none
  * @inflight: jobs held by workers
  * @pending: jobs waiting to be dispatched
- * @cycle_ms: length of the next cycle, with today's settings
- * @r_permille: the controller's last throughput ratio, in 1/1000
+ * @cycle_ms: length of the next cycle, with today's settings (a device
+ *	group's: with the settings of its last split)
+ * @r_permille: the controller's last throughput ratio, in 1/1000 (the
+ *	submitter's own controller's, as @cycles: a device group's cycles
+ *	are @group_cycles)
  * @cycles: adjustment cycles run so far
  * @changes: limit changes made by the controller so far
  * @bytes_per_s: in the last cycle, per second: the block I/O charged to
