@@ -88,7 +88,9 @@ endif
 # refuses to replace a module of the same version).
 INSTALL_MODULE ?= 1
 
-KSFT_INC_DEFAULT := $(TOP)/.cache/ksrc/tools/testing/selftests
+# The cache is IOPA_CACHE's, as tools/guest/fetch-ksrc.sh's.
+IOPA_CACHE_DIR := $(if $(IOPA_CACHE),$(IOPA_CACHE),$(TOP)/.cache)
+KSFT_INC_DEFAULT := $(IOPA_CACHE_DIR)/ksrc/tools/testing/selftests
 KSFT_INC ?= $(KSFT_INC_DEFAULT)
 
 # KDIR: only worked out (and, if need be, fetched) when a recipe uses it,

@@ -57,7 +57,7 @@ finish() {
 # The env file names KDIR by the path of whichever checkout last fetched
 # into the shared cache: use it only if kbuild still answers there.
 headers_612() {
-	local envf=$TOP/.cache/kernel/6.12.env
+	local envf=${IOPA_CACHE:-$TOP/.cache}/kernel/6.12.env
 	if ! _headers_load "$envf"; then
 		"$GUEST/fetch-kernel.sh" 6.12 >&2 || true
 		_headers_load "$envf" || {

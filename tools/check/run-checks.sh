@@ -19,7 +19,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP" || exit 2
 LOGDIR=$TOP/build/check
 GUEST=$TOP/tools/guest
-KSRC=$TOP/.cache/ksrc
+KSRC=${IOPA_CACHE:-$TOP/.cache}/ksrc	# tools/guest/fetch-ksrc.sh's
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
