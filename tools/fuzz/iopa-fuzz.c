@@ -720,21 +720,30 @@ static int reload(void)
 	return r;
 }
 
-/* Print a small text file's contents (a /sys or /proc entry), prefixed. */
-static void print_file(const char *prefix, const char *path)
+/* A small text file (a /sys or /proc entry) into @buf: its length, 0. */
+static ssize_t read_text(const char *path, char *buf, size_t size)
 {
-	char buf[4096];
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return 0;
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (n <= 0)
-		return;
+	if (n < 0)
+		n = 0;
 	buf[n] = 0;
-	printf("%s%s%s", prefix, buf, buf[n - 1] == '\n' ? "" : "\n");
+	return n;
+}
+
+/* Print such a file's contents, prefixed. */
+static void print_file(const char *prefix, const char *path)
+{
+	char buf[4096];
+	ssize_t n = read_text(path, buf, sizeof(buf));
+
+	if (n)
+		printf("%s%s%s", prefix, buf, buf[n - 1] == '\n' ? "" : "\n");
 }
 
 /*
@@ -754,20 +763,12 @@ static void unload_report(void)
 		return;
 	while ((de = readdir(d))) {
 		long pid = strtol(de->d_name, NULL, 10);
-		ssize_t n;
-		int fd;
 
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (!read_text(path, comm, sizeof(comm)))
 			continue;
-		n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		comm[n] = 0;
 		comm[strcspn(comm, "\n")] = 0;
 		if (pid != getpid() && strncmp(comm, "iou-", 4) &&
 		    strncmp(comm, "kworker", 7))
