@@ -236,7 +236,10 @@ static void iopa_group_split(struct iopa_group *g,
 	lockdep_assert_held(&g->lock);
 	list_for_each_entry(sub, &g->members, group_node) {
 		spin_lock(&sub->ctx->lock);
-		sub->group_active = iopa_group_member_active(sub);
+		/* Pinned, and on its way out: no share, no part. */
+		sub->group_active = iopa_group_member_active(sub) &&
+				    iopa_ctl_mode(&sub->ctl) !=
+				    IOPA_CTL_MODE_FIXED;
 		/* Demand is the cycle's evidence: only its end clears it. */
 		if (cycle_end)
 			sub->group_demand = false;

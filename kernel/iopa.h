@@ -265,7 +265,9 @@ struct iopa_submitter {
  *	a thread holding several jobs charges each byte to one of them
  * @restart_done: L: the job a COMPLETE_AND_FETCH completed before its
  *	fetch part returned -ERESTARTSYS, which its restart must not
- *	complete again; 0 if none
+ *	complete again; 0 if none (one at a time: two threads sharing the
+ *	worker fd, both interrupted so, keep the later's)
+ * @restart_task: L: the thread of that call, compared only (no reference)
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;
@@ -276,6 +278,7 @@ struct iopa_worker {
 	const struct task_struct *io_task;
 	u64			io_charged;
 	u64			restart_done;	/* L */
+	const struct task_struct *restart_task;	/* L */
 };
 
 /**

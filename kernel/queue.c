@@ -1095,7 +1095,8 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 			if (!ret)
 				iopa_kick_workers(ctx, 1);
 		}
-		w->restart_done = 0;
+		if (w->restart_task == current)
+			w->restart_done = 0;
 		spin_unlock(&ctx->lock);
 		iopa_job_free_list(&gc);
 		if (ret)
@@ -1140,9 +1141,17 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 	/* A wakeup this call took without taking a job goes to another. */
 	if (ret)
 		iopa_kick_workers(ctx, 1);
-	/* Its restart must not complete the job again. */
-	w->restart_done = complete && ret == -ERESTARTSYS ? arg.done.job_id :
-			  0;
+	/*
+	 * Its restart must not complete the job again.  The restart is the
+	 * interrupted thread's: only its next call forgets the job (another
+	 * thread sharing the worker fd does not).
+	 */
+	if (complete && ret == -ERESTARTSYS) {
+		w->restart_done = arg.done.job_id;
+		w->restart_task = current;
+	} else if (w->restart_task == current) {
+		w->restart_done = 0;
+	}
 	spin_unlock(&ctx->lock);
 	if (ret)
 		return ret;
