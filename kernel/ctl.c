@@ -339,9 +339,14 @@ enum {
 	/* The finest step is base / this (at least 1). */
 	IOPA_CTL_BR_FINE		= 8,
 
-	/* STEADY: a level shift is this many standard errors, twice. */
+	/*
+	 * STEADY: a level shift is this many standard errors, twice, and
+	 * lasts this long (a host's or a journal's stall of a cycle or two
+	 * of 100 ms is not one: a restart costs a start-up).
+	 */
 	IOPA_CTL_BR_SHIFT_Z		= 3000,
 	IOPA_CTL_BR_SHIFT_CYCLES	= 2,
+	IOPA_CTL_BR_SHIFT_MS		= 500,
 
 	/* STEADY: probe after this many normal cycles, doubling up to 8x. */
 	IOPA_CTL_BR_REPROBE_CYCLES	= 8,
@@ -1185,13 +1190,49 @@ static void iopa_ctl_br_search(struct iopa_ctl *c, u32 step, s32 dir)
 	c->br_streak = 0;
 }
 
+/* Two ratios (per mille) on the same side of 1000. */
+static bool iopa_ctl_same_side(u32 a, u32 b)
+{
+	return a > 1000 ? b > 1000 : b <= 1000;
+}
+
+/* ---- level shifts (bracket) ---------------------------------------------- */
+
+static void iopa_ctl_br_shift_clear(struct iopa_ctl *c)
+{
+	c->shifted = 0;
+	c->shifted_ms = 0;
+}
+
+/*
+ * One more measurement @elapsed_ms long off the reference level by
+ * ratio @r: counted afresh if off the other way from the one before.
+ *
+ * Return: true if the level has shifted: IOPA_CTL_BR_SHIFT_CYCLES
+ * measurements in a row off the same way, lasting IOPA_CTL_BR_SHIFT_MS.
+ */
+static bool iopa_ctl_br_shift_lasts(struct iopa_ctl *c, u32 r,
+				    u32 elapsed_ms)
+{
+	if (c->shifted && !iopa_ctl_same_side(r, c->r_permille))
+		iopa_ctl_br_shift_clear(c);
+	c->r_permille = r;
+	/* Counted up to what a shift needs: no overflow. */
+	if (c->shifted < IOPA_CTL_BR_SHIFT_CYCLES)
+		c->shifted++;
+	if (c->shifted_ms < IOPA_CTL_BR_SHIFT_MS)
+		c->shifted_ms += elapsed_ms;
+	return c->shifted >= IOPA_CTL_BR_SHIFT_CYCLES &&
+	       c->shifted_ms >= IOPA_CTL_BR_SHIFT_MS;
+}
+
 static void iopa_ctl_br_steady(struct iopa_ctl *c,
 			       const struct iopa_ctl_params *p)
 {
 	c->mode = IOPA_CTL_MODE_STEADY;
 	c->br_wide = 0;
 	c->steady_ms = 0;
-	c->shifted = 0;
+	iopa_ctl_br_shift_clear(c);
 	c->reprobe_ms = IOPA_CTL_BR_REPROBE_CYCLES * p->normal_cycle_ms <<
 			c->reprobes;
 	iopa_ctl_hist_clear(c);
@@ -1398,25 +1439,20 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
 	c->br_streak = 0;
 	c->br_wide = 0;
 	c->reprobes = 0;
-	c->shifted = 0;
+	iopa_ctl_br_shift_clear(c);
 	c->br_ref_at = 0;
 	iopa_ctl_br_search(c, 1, 1);
 	iopa_ctl_hist_clear(c);
 	iopa_ctl_br_move(c, c->base);
 }
 
-/* Two ratios (per mille) on the same side of 1000. */
-static bool iopa_ctl_same_side(u32 a, u32 b)
-{
-	return a > 1000 ? b > 1000 : b <= 1000;
-}
-
 /*
  * NORMAL: the base measured again after a probe that lost (after a
  * doubling, the reference is FAST's: no level).  Off its own earlier
  * measurement as STEADY's level shift is (IOPA_CTL_BR_SHIFT_Z standard
- * errors and 1000 - decrease_permille), twice in a row the same way, the
- * device or the load changed in the meantime (a competitor came or went,
+ * errors and 1000 - decrease_permille), twice in a row the same way and
+ * for IOPA_CTL_BR_SHIFT_MS (iopa_ctl_br_shift_lasts()), the device or the
+ * load changed in the meantime (a competitor came or went,
  * the files changed): a search that goes on would cross the new curve a
  * quarter of the base at a time, so start up again
  * (iopa_ctl_br_restart()).  Once off: measure the base afresh.
@@ -1424,12 +1460,13 @@ static bool iopa_ctl_same_side(u32 a, u32 b)
  * Return: true if the sample was taken here (no probe to start).
  */
 static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
-				     const struct iopa_ctl_params *p)
+				     const struct iopa_ctl_params *p,
+				     const struct iopa_ctl_sample *s)
 {
 	u32 r, off, thr;
 
 	if (!c->br_ref || c->br_ref_at != c->limit) {
-		c->shifted = 0;
+		iopa_ctl_br_shift_clear(c);
 		return false;
 	}
 	r = iopa_ctl_ratio(iopa_ctl_br_mean(c), c->br_ref);
@@ -1440,14 +1477,10 @@ static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
 	if (thr < 1000 - p->decrease_permille)
 		thr = 1000 - p->decrease_permille;
 	if (off <= thr) {
-		c->shifted = 0;
+		iopa_ctl_br_shift_clear(c);
 		return false;
 	}
-	/* Off the other way from the time before: count afresh. */
-	if (c->shifted && !iopa_ctl_same_side(r, c->r_permille))
-		c->shifted = 0;
-	c->r_permille = r;
-	if (++c->shifted < IOPA_CTL_BR_SHIFT_CYCLES) {
+	if (!iopa_ctl_br_shift_lasts(c, r, s->elapsed_ms)) {
 		c->br_sum = 0;
 		c->br_var = 0;
 		c->br_n = 0;
@@ -1460,9 +1493,10 @@ static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
 /*
  * STEADY: watch the level at the base.  Two samples in a row off the
  * reference level by more than IOPA_CTL_BR_SHIFT_Z standard errors (and
- * by more than 1000 - decrease_permille) mean the device or the load
- * changed: start up again (iopa_ctl_br_restart()).  Otherwise probe once
- * after reprobe_ms, waiting twice as long after each probe that changed
+ * by more than 1000 - decrease_permille), lasting IOPA_CTL_BR_SHIFT_MS
+ * (iopa_ctl_br_shift_lasts()), mean the device or the load changed:
+ * start up again (iopa_ctl_br_restart()).  Otherwise probe once after
+ * reprobe_ms, waiting twice as long after each probe that changed
  * nothing.
  */
 static void iopa_ctl_br_watch(struct iopa_ctl *c,
@@ -1478,17 +1512,12 @@ static void iopa_ctl_br_watch(struct iopa_ctl *c,
 	if (thr < 1000 - p->decrease_permille)
 		thr = 1000 - p->decrease_permille;
 	if (ref && off > thr) {
-		/* Off the other way from the cycle before: count afresh. */
-		if (c->shifted && !iopa_ctl_same_side(r, c->r_permille))
-			c->shifted = 0;
-		c->r_permille = r;
-		if (++c->shifted < IOPA_CTL_BR_SHIFT_CYCLES)
-			return;
-		iopa_ctl_br_restart(c);
+		if (iopa_ctl_br_shift_lasts(c, r, s->elapsed_ms))
+			iopa_ctl_br_restart(c);
 		return;
 	}
 	c->r_permille = r;
-	c->shifted = 0;
+	iopa_ctl_br_shift_clear(c);
 	iopa_ctl_hist_push(c, s->tput);
 	c->steady_ms += s->elapsed_ms;
 	if (c->steady_ms < c->reprobe_ms)
@@ -1533,7 +1562,7 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 		break;
 	case IOPA_CTL_MODE_NORMAL:
 		/* The base measured: probe next to it. */
-		if (iopa_ctl_br_base_shifted(c, p))
+		if (iopa_ctl_br_base_shifted(c, p, s))
 			break;
 		c->r_permille = 1000;
 		iopa_ctl_br_set_ref(c);
@@ -1567,6 +1596,30 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
 	iopa_ctl_br_move(c, c->limit);
 	c->br_settle = 0;
 	c->br_ref_at = 0;
+}
+
+/*
+ * bracket: nothing waited on a limit above the base (a doubling or a
+ * probe up): the submitter has no more jobs to run at once (fewer
+ * workers, or a shorter backlog, than the limit), so that limit is
+ * worth nothing.  After a probe, the side up lost: back to the base and
+ * probe the other side.  After a doubling, the submitter may still fill
+ * a limit between the base and the doubling: bracket the base, up
+ * first.  Either way the limit is not tried again in this search.
+ * Dropping the trial and probing around the base afresh (as for a trial
+ * without demand below the base) probed up again every other cycle: the
+ * demo's 32 workers at limit 32 alternated 32 and 36 to the end.
+ */
+static void iopa_ctl_br_unfilled(struct iopa_ctl *c)
+{
+	u32 from = c->base;
+
+	if (c->mode == IOPA_CTL_MODE_FAST)
+		iopa_ctl_br_search(c, from / 4, 1);
+	c->rejected = c->limit;
+	c->br_streak = 0;
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_br_move(c, from);
 }
 
 /* The policy probes trial limits around a base (which a trial is not). */
@@ -1940,6 +1993,9 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	} else if (!s->demand) {
 		if (c->mode == IOPA_CTL_MODE_HOLD) {
 			iopa_ctl_hold_tick(c, s->elapsed_ms);
+		} else if (c->policy == IOPA_CTL_POLICY_BRACKET &&
+			   c->limit > c->base) {
+			iopa_ctl_br_unfilled(c);
 		} else if (iopa_ctl_probes(c) && c->limit != c->base) {
 			/* A trial cannot be judged without demand: drop it. */
 			c->limit = c->base;

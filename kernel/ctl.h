@@ -108,9 +108,9 @@ enum iopa_ctl_policy {
  *   NORMAL -> STEADY    both sides lost at step 1
  *   NORMAL -> NORMAL    the base, measured again, is off its own earlier
  *                       level: measure it afresh
- *   NORMAL -> FAST      off twice in a row: start up again
- *   STEADY -> FAST      the level at the base shifted twice in a row:
- *                       start up again
+ *   NORMAL -> FAST      off twice in a row, for 500 ms: start up again
+ *   STEADY -> FAST      the level at the base shifted twice in a row,
+ *                       for 500 ms: start up again
  *   STEADY -> NORMAL    the re-probe timer fired
  * All:
  *   any -> FIXED        iopa_ctl_set_fixed(limit)
@@ -234,6 +234,7 @@ struct iopa_ctl_sample {
  * @shifted: hillclimb, bracket: consecutive cycles off the reference
  *	level (STEADY; bracket: NORMAL too), in the direction of the first
  *	(bracket, NORMAL: @r_permille)
+ * @shifted_ms: bracket: time the @shifted cycles lasted
  * @reprobes: hillclimb: timed probes in a row that changed nothing
  * @reprobe_dir: hillclimb: direction of the next timed probe
  * @policy: enum iopa_ctl_policy
@@ -278,6 +279,7 @@ struct iopa_ctl {
 	u32 reprobe_ms;
 	u32 hold_ms;
 	u32 r_permille;
+	u32 shifted_ms;
 	u8 nr_hist;
 	u8 hist_head;
 	u8 nr_trial;

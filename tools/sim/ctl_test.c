@@ -854,6 +854,80 @@ TEST(bracket_level_shift_starts_up_again)
 	EXPECT_EQ(1, c.base);
 }
 
+/* A 100 ms cycle of @dev at the limit, scaled by @scale per mille. */
+static void feed_100ms(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		       u64 (*dev)(u32), u32 scale)
+{
+	struct iopa_ctl_sample smp = {
+		.tput = dev(iopa_ctl_limit(c)) * scale / 1000,
+		.elapsed_ms = 100, .demand = true,
+		.completions = FEED_JOBS,
+		.svc_us = FEED_JOBS * FEED_SVC_US,
+		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
+	};
+
+	iopa_ctl_update(c, p, &smp, NULL);
+}
+
+/*
+ * A stall of two 100 ms cycles (-15%: the host, a journal commit) is not
+ * a level shift: in make demo it restarted start-up from 6 at 1.  The
+ * same drop lasting 500 ms is one.
+ */
+TEST(bracket_short_stall_is_not_a_level_shift)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 60));
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	for (i = 0; i < 4; i++)
+		feed_100ms(&c, &p, dev_knee16, 1000);
+	feed_100ms(&c, &p, dev_knee16, 850);
+	feed_100ms(&c, &p, dev_knee16, 850);
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+	for (i = 0; i < 4; i++)
+		feed_100ms(&c, &p, dev_knee16, 1000);
+	/* the level drops for good */
+	for (i = 0; i < 10 && iopa_ctl_mode(&c) == IOPA_CTL_MODE_STEADY; i++)
+		feed_100ms(&c, &p, dev_knee16, 850);
+	TH_LOG("restarted after %d cycles of 100 ms", i);
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	EXPECT_EQ(5, i);
+}
+
+/*
+ * 32 workers on a device linear far beyond them: no job waits on a limit
+ * above 32.  A probe up without demand is the side up lost, not a trial
+ * to drop and try again (the demo alternated 32 and 36 every cycle).
+ */
+TEST(bracket_settles_where_the_workers_end)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i, changes = 0;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 80; i++) {
+		u32 n = iopa_ctl_limit(&c);
+
+		changes += feed(&c, &p, dev_linear(n < 32 ? n : 32), false,
+				n <= 32);
+		if (i == 40)
+			changes = 0;
+	}
+	TH_LOG("limit %u, %d changes in the last 39 cycles", iopa_ctl_limit(&c),
+	       changes);
+	EXPECT_EQ(32, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_LE(changes, 4);
+}
+
 /* The model disk reading 1 MB files against fio: each job a share. */
 static u64 dev_disk1m_fio(u32 n)
 {
