@@ -254,12 +254,23 @@ void iopa_adapt_job_done(struct iopa_kjob *job)
 	/* A member of a device group feeds the group's cycle too. */
 	iopa_group_job_done(sub, bytes, svc, now_ns);
 
-	/* Enough evidence: end the cycle now rather than at its timer. */
-	if (!cyc->ending && !sub->closed &&
-	    iopa_ctl_cycle_enough(&sub->ctl,
+	if (cyc->ending || sub->closed)
+		return;
+	/*
+	 * Enough evidence: end the cycle now rather than at its timer.  Or
+	 * a newcomer's first bytes while devices are shared: that its jobs
+	 * do block I/O is all it needs to join its device's group (at the
+	 * end of the cycle, iopa_group_join()), rather than a cycle at its
+	 * start limit, crowded out by the members.  Its own controller
+	 * does not judge that first cycle (a transient).
+	 */
+	if (iopa_ctl_cycle_enough(&sub->ctl,
 				  min_t(u64, div_u64(now_ns - cyc->start_ns,
 						     NSEC_PER_MSEC), U32_MAX),
-				  min_t(u64, cyc->jobs, U32_MAX), cyc->svc_us)) {
+				  min_t(u64, cyc->jobs, U32_MAX), cyc->svc_us) ||
+	    (bytes && !sub->unit_known && !sub->group && iopa_group_any() &&
+	     iopa_ctl_policy(&sub->ctl) == IOPA_CTL_POLICY_BRACKET &&
+	     iopa_ctl_mode(&sub->ctl) != IOPA_CTL_MODE_FIXED)) {
 		cyc->ending = true;
 		mod_delayed_work(system_unbound_wq, &sub->adapt_work, 0);
 	}
@@ -351,8 +362,48 @@ static void iopa_adapt_arm(struct iopa_submitter *sub,
 	lockdep_assert_held(&sub->ctx->lock);
 	if (sub->closed)
 		return;
+	sub->adapt_idle = false;
 	mod_delayed_work(system_unbound_wq, &sub->adapt_work,
 			 msecs_to_jiffies(iopa_ctl_next_cycle_ms(&sub->ctl, p)));
+}
+
+/*
+ * Begin the next cycle and arm its end, unless the submitter is idle: the
+ * cycle that ended saw no job, and none is queued or running.  An idle
+ * submitter costs no timer (as blk-iocost stops its period timer when no
+ * group is active); the next job queued wakes it (iopa_adapt_wake()).
+ * Its controller missed nothing: a cycle without a job says nothing.
+ */
+static void iopa_adapt_next(struct iopa_submitter *sub,
+			    const struct iopa_ctl_params *p, u64 now, u64 idle)
+{
+	bool idle_sub = !sub->cyc.jobs && !sub->cyc.dispatched &&
+			!sub->nr[IOPA_JOB_PENDING] &&
+			!sub->nr[IOPA_JOB_RUNNING];
+
+	iopa_adapt_cycle_begin(sub, now, idle);
+	if (idle_sub)
+		sub->adapt_idle = true;
+	else
+		iopa_adapt_arm(sub, p);
+}
+
+/**
+ * iopa_adapt_wake() - a job was queued: measure again if idle
+ * @sub: the submitter
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_adapt_wake(struct iopa_submitter *sub)
+{
+	struct iopa_ctl_params p;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (!sub->adapt_idle)
+		return;
+	iopa_params_get(&p);
+	iopa_adapt_cycle_begin(sub, ktime_get_ns(), iopa_adapt_cpu_idle_us());
+	iopa_adapt_arm(sub, &p);
 }
 
 static void iopa_adapt_work_fn(struct work_struct *work)
@@ -430,8 +481,7 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 	if (sub->group) {
 		/* The group sets the limit: this cycle only measures. */
 		sub->cycles++;
-		iopa_adapt_cycle_begin(sub, now, idle);
-		iopa_adapt_arm(sub, &p);
+		iopa_adapt_next(sub, &p, now, idle);
 		spin_unlock(&ctx->lock);
 		return;
 	}
@@ -446,8 +496,7 @@ static void iopa_adapt_work_fn(struct work_struct *work)
 					sample.tput);
 	}
 	iopa_adapt_apply(sub);
-	iopa_adapt_cycle_begin(sub, now, idle);
-	iopa_adapt_arm(sub, &p);
+	iopa_adapt_next(sub, &p, now, idle);
 	spin_unlock(&ctx->lock);
 	/* Jobs on a device, adapting with bracket: share the device. */
 	iopa_group_join(sub);

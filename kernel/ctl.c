@@ -1958,7 +1958,8 @@ u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c,
  *	smaller's, or the sample over the base level), per mille
  *
  * A sample without demand is ignored, except that time passes in HOLD
- * and a trial is abandoned.  A cached sample (not comparable with the
+ * and a trial is abandoned (bracket: a larger limit that jobs ran under
+ * without filling it loses, iopa_ctl_br_unfilled()).  A cached sample (not comparable with the
  * ones before) is ignored too, and what was measured before it is
  * forgotten.  The limit never grows when @s->cpu_saturated, except
  * under bracket for jobs that do block I/O (@s->block_io), by a doubling
@@ -1994,7 +1995,8 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		if (c->mode == IOPA_CTL_MODE_HOLD) {
 			iopa_ctl_hold_tick(c, s->elapsed_ms);
 		} else if (c->policy == IOPA_CTL_POLICY_BRACKET &&
-			   c->limit > c->base) {
+			   c->limit > c->base && s->completions) {
+			/* Jobs ran, but none waited: nobody to fill it. */
 			iopa_ctl_br_unfilled(c);
 		} else if (iopa_ctl_probes(c) && c->limit != c->base) {
 			/* A trial cannot be judged without demand: drop it. */

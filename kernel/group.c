@@ -116,6 +116,8 @@ struct iopa_group {
 
 /* G: the groups; taken before any group's lock. */
 static LIST_HEAD(iopa_groups);
+/* Groups on iopa_groups: read without the mutex (iopa_group_any()). */
+static atomic_t iopa_nr_groups = ATOMIC_INIT(0);
 static DEFINE_MUTEX(iopa_groups_lock);
 static u32 iopa_next_group_id;		/* G */
 
@@ -419,7 +421,19 @@ static struct iopa_group *iopa_group_get(dev_t dev,
 	g->ctl = *from;
 	iopa_ctl_set_bounds(&g->ctl, p, 0, 0);
 	list_add_tail(&g->node, &iopa_groups);
+	atomic_inc(&iopa_nr_groups);
 	return g;
+}
+
+/**
+ * iopa_group_any() - does any device have a group now?
+ *
+ * Context: any (a hint: no lock is taken).
+ * Return: true if some device's submitters share its budget.
+ */
+bool iopa_group_any(void)
+{
+	return atomic_read(&iopa_nr_groups) > 0;
 }
 
 /**
@@ -486,6 +500,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 out_unlock:
 	if (!g->nr_members) {
 		list_del(&g->node);
+		atomic_dec(&iopa_nr_groups);
 		mutex_unlock(&g->lock);
 		mutex_destroy(&g->lock);
 		kfree(g);
@@ -556,6 +571,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	if (last) {
 		g->dead = true;
 		list_del(&g->node);
+		atomic_dec(&iopa_nr_groups);
 	}
 	mutex_unlock(&g->lock);
 	mutex_unlock(&iopa_groups_lock);

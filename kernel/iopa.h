@@ -70,9 +70,11 @@ enum iopa_stat {
  * Transitions:
  *   NEW -> PENDING                         SUBMIT
  *   PENDING -> RUNNING                     dispatch to a worker
- *   RUNNING -> PENDING                     worker died (once per job), or
- *                                          FETCH could not hand it over
- *   RUNNING -> DONE                        COMPLETE, worker died (cancel)
+ *   RUNNING -> PENDING                     worker died or lease ended
+ *                                          (once per job), or FETCH could
+ *                                          not hand it over
+ *   RUNNING -> DONE                        COMPLETE, worker died or lease
+ *                                          ended (cancel)
  *   PENDING -> DONE                        CANCEL
  *   PENDING, RUNNING, DONE -> GONE         submitter closed, or REAP
  */
@@ -105,6 +107,10 @@ enum iopa_job_state {
  * @subs: L: open submitters
  * @node: on iopa_ctx_list, protected by iopa_ctx_list_lock
  * @parked: L: io_uring FETCH commands waiting for a job (uring.c)
+ * @nr_parked: L: length of @parked
+ * @uring_jobs: L: jobs with an io_uring SUBMIT command (job->ucmd), from
+ *	queueing to their end or the command's cancel (uring.c)
+ * @nr_uring_jobs: L: length of @uring_jobs
  */
 struct iopa_ctx {
 	spinlock_t		lock;	/* the L rule */
@@ -123,6 +129,9 @@ struct iopa_ctx {
 	struct list_head	subs;
 	struct list_head	node;
 	struct list_head	parked;
+	u32			nr_parked;
+	struct list_head	uring_jobs;
+	u32			nr_uring_jobs;
 };
 
 /**
@@ -157,6 +166,11 @@ struct iopa_adapt_cycle {
  * @ref: A: references: the fd, each job
  * @pending: L: PENDING jobs, oldest first (a requeued job at the head)
  * @done: L: DONE jobs, in completion order
+ * @running: L: RUNNING jobs, whichever worker holds them, in the order
+ *	they were fetched (so the first is the first whose lease ends)
+ * @lease_ns: L: a job running longer is taken back (0: no lease)
+ * @lease_work: takes back the jobs whose lease ended; armed while the
+ *	submitter is open, has a lease and a job running
  * @rr_node: L: on ctx->runnable iff iopa_sub_dispatchable()
  * @wq: reapers, submitters waiting for room, poll
  * @limit: L: most jobs of this submitter that may be RUNNING
@@ -169,7 +183,9 @@ struct iopa_adapt_cycle {
  * @ctl: L: the limit controller; @limit follows iopa_ctl_limit()
  * @cyc: L: the cycle being measured
  * @adapt_work: runs the controller at the end of each cycle; armed
- *	while the submitter is open and its limit is not fixed
+ *	while the submitter is open and not idle
+ * @adapt_idle: L: the last cycle saw no job and none is queued: no
+ *	cycle is armed until one is (iopa_adapt_wake())
  * @tput_bytes: L: the last cycle measured bytes (its jobs did block
  *	I/O), else jobs
  * @unit_known: L: a cycle with completions has set @tput_bytes
@@ -186,7 +202,12 @@ struct iopa_adapt_cycle {
  * @devs: L: devices of the jobs' files, first seen first
  * @order: L (written), A (read at submission): IOPA_ORDER_*
  * @sorted: L: in SORTED or CSCAN order, the PENDING jobs by (location, id)
+ * @reindex: L: the next PENDING job that IOPA_IOC_SET_ORDER has yet to
+ *	index (or to take out of @sorted, after a switch to FIFO); NULL
+ *	when none is left
  * @sweep_pos: L: location of the job the sweep dispatched last
+ * @sweep_cut: L: the last job id given out when the sweep reached
+ *	@sweep_pos: jobs there with a higher id wait for the next pass
  * @sweep_down: L: the sweep is going down
  * @pid: I: thread group of the creating process (IOPA_IOC_LIST_SUBMITTERS)
  * @comm: I: its command name then
@@ -209,6 +230,9 @@ struct iopa_submitter {
 	struct kref		ref;
 	struct list_head	pending;
 	struct list_head	done;
+	struct list_head	running;
+	u64			lease_ns;
+	struct delayed_work	lease_work;
 	struct list_head	rr_node;
 	wait_queue_head_t	wq;
 	u32			limit;
@@ -221,6 +245,7 @@ struct iopa_submitter {
 	struct iopa_ctl		ctl;
 	struct iopa_adapt_cycle	cyc;
 	struct delayed_work	adapt_work;
+	bool			adapt_idle;
 	bool			tput_bytes;
 	bool			unit_known;
 	u64			bytes_per_s;
@@ -236,7 +261,9 @@ struct iopa_submitter {
 	dev_t			devs[IOPA_STATE_MAX_DEVS];
 	u32			order;
 	struct rb_root		sorted;
+	struct iopa_kjob	*reindex;
 	u64			sweep_pos;
+	u64			sweep_cut;
 	bool			sweep_down;
 	struct pid		*pid;
 	char			comm[TASK_COMM_LEN];
@@ -253,6 +280,9 @@ struct iopa_submitter {
 	u32			group_cycle_ms;	/* L */
 };
 
+/* Jobs taken back from a worker whose COMPLETE it answers with -ETIME. */
+#define IOPA_WORKER_EXPIRED	8
+
 /**
  * struct iopa_worker - a worker fd
  * @ctx: I: the context
@@ -268,6 +298,9 @@ struct iopa_submitter {
  *	complete again; 0 if none (one at a time: two threads sharing the
  *	worker fd, both interrupted so, keep the later's)
  * @restart_task: L: the thread of that call, compared only (no reference)
+ * @expired: L: the last IOPA_WORKER_EXPIRED jobs taken back from this
+ *	worker when their lease ended, whose COMPLETE answers -ETIME
+ * @expired_next: L: the slot of @expired to fill next
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;
@@ -279,6 +312,8 @@ struct iopa_worker {
 	u64			io_charged;
 	u64			restart_done;	/* L */
 	const struct task_struct *restart_task;	/* L */
+	u64			expired[IOPA_WORKER_EXPIRED];
+	u32			expired_next;
 };
 
 /**
@@ -287,6 +322,7 @@ struct iopa_worker {
  * @sub: I: the submitter; the job holds a reference on it
  * @worker: L: the holder while RUNNING
  * @file: L: the job's file, referenced until the job ends
+ * @pin: L: the charge of @file to the submitting user (pin.c), with it
  * @id: I: unique within the context once queued
  * @user_data: I: the submitter's cookie
  * @offset: I: byte range start
@@ -302,7 +338,10 @@ struct iopa_worker {
  * @ucmd: L: the io_uring SUBMIT command whose CQE reports the job's end,
  *	or NULL for a job submitted by ioctl or whose command was cancelled
  * @orphan: L: its io_uring command was cancelled: the job's end is
- *	reported nowhere
+ *	reported nowhere, and the job is cancelled, not requeued, if its
+ *	worker dies
+ * @unode: L: on ctx->uring_jobs while @ucmd is set and the job queued
+ * @run_node: L: on @sub->running while RUNNING
  * @sort_node: L: on @sub->sorted while PENDING in SORTED or CSCAN order,
  *	else cleared
  * @location: I: physical block of @offset, 0 if unknown or FIFO
@@ -312,6 +351,7 @@ struct iopa_kjob {
 	struct iopa_submitter	*sub;
 	struct iopa_worker	*worker;
 	struct file		*file;
+	struct iopa_pin		*pin;
 	u64			id;
 	u64			user_data;
 	u64			offset;
@@ -326,6 +366,8 @@ struct iopa_kjob {
 	u64			fetch_ns;
 	struct io_uring_cmd	*ucmd;
 	bool			orphan;
+	struct list_head	unode;
+	struct list_head	run_node;
 	struct rb_node		sort_node;
 	u64			location;
 };
@@ -368,10 +410,14 @@ struct iopa_tunables {
 /*
  * iopa_receive_fd() - give the caller a new O_CLOEXEC fd for @file, with
  * the LSM check fd passing gets (security_file_receive()), and store its
- * number at @ufd.  Returns the fd or a negative errno; on error no fd is
- * left in the caller's table.  Kernels before 6.8 have no receive_fd()
- * that stores the number (Kbuild detects which one this kernel has):
- * there the fd is installed first and closed again if the store faults.
+ * number at @ufd.  Returns the fd or a negative errno.  Kernels before
+ * 6.8 have no receive_fd() that stores the number (Kbuild detects which
+ * one this kernel has), and none that modules may call: there the fd is
+ * installed first.  The caller wrote @ufd just before (the whole struct
+ * iopa_work), so the store can fault only if another thread unmapped it
+ * meanwhile; the fd is then left installed and -EFAULT returned.
+ * Closing it (close_fd()) could close another file that a dup2() in
+ * another thread put in that slot since.
  */
 #ifdef IOPA_HAVE_RECEIVE_FD_UFD
 static inline int iopa_receive_fd(struct file *file, int __user *ufd)
@@ -383,10 +429,8 @@ static inline int iopa_receive_fd(struct file *file, int __user *ufd)
 {
 	int fd = receive_fd(file, O_CLOEXEC);
 
-	if (fd >= 0 && put_user(fd, ufd)) {
-		close_fd(fd);
+	if (fd >= 0 && put_user(fd, ufd))
 		return -EFAULT;
-	}
 	return fd;
 }
 #endif
@@ -431,6 +475,7 @@ void iopa_queue_exit(void);
 void iopa_adapt_init(struct iopa_submitter *sub, u32 fixed_limit);
 void iopa_adapt_start(struct iopa_submitter *sub);
 void iopa_adapt_stop(struct iopa_submitter *sub);
+void iopa_adapt_wake(struct iopa_submitter *sub);
 void iopa_adapt_job_started(struct iopa_kjob *job);
 void iopa_adapt_job_done(struct iopa_kjob *job);
 void iopa_adapt_note_file(struct iopa_submitter *sub,
@@ -450,6 +495,7 @@ void iopa_debugfs_exit(void);
 
 /* order.c */
 u64 iopa_order_locate(struct file *file, u64 offset);
+bool iopa_order_may_block(const struct iopa_submitter *sub);
 void iopa_order_pending(struct iopa_kjob *job);
 void iopa_order_leave(struct iopa_kjob *job);
 struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub);
@@ -458,6 +504,7 @@ long iopa_sub_set_order(struct iopa_submitter *sub, void __user *argp);
 /* uring.c */
 int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 void iopa_uring_kick(struct iopa_ctx *ctx);
+void iopa_uring_job_queued(struct iopa_kjob *job);
 void iopa_uring_job_ended(struct iopa_kjob *job);
 void iopa_uring_job_free(struct iopa_kjob *job);
 void iopa_uring_exit(void);
@@ -466,10 +513,17 @@ void iopa_uring_exit(void);
 u64 iopa_sub_cgroup_id(void);
 void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 			 u64 now_ns);
+bool iopa_group_any(void);
 void iopa_group_join(struct iopa_submitter *sub);
 void iopa_group_leave(struct iopa_submitter *sub);
 void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st);
 void iopa_group_debugfs(struct dentry *dir);
+
+/* pin.c */
+struct iopa_pin;
+struct iopa_pin *iopa_pin_charge(void);
+void iopa_pin_uncharge(struct iopa_pin *pin);
+void iopa_pin_exit(void);
 
 /* blkstat.c */
 void iopa_blkstat_track(dev_t dev);

@@ -105,6 +105,7 @@ static void __exit iopa_exit(void)
 	iopa_debugfs_exit();
 	iopa_blkstat_exit();
 	iopa_queue_exit();
+	iopa_pin_exit();
 }
 
 module_init(iopa_init);

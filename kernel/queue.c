@@ -60,6 +60,8 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 	lockdep_assert_held(&sub->ctx->lock);
 	if (job->state == IOPA_JOB_PENDING)
 		iopa_order_leave(job);
+	else if (job->state == IOPA_JOB_RUNNING)
+		list_del(&job->run_node);
 	if (job->state < IOPA_JOB_NR_COUNTED) {
 		sub->nr[job->state]--;
 		sub->ctx->nr[job->state]--;
@@ -73,6 +75,8 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 	job->state = to;
 	if (to == IOPA_JOB_PENDING)
 		iopa_order_pending(job);
+	else if (to == IOPA_JOB_RUNNING)
+		list_add_tail(&job->run_node, &sub->running);
 }
 
 /* ---- lifetimes -------------------------------------------------------- */
@@ -118,6 +122,7 @@ struct iopa_ctx *iopa_ctx_alloc(void)
 	INIT_LIST_HEAD(&ctx->workers);
 	INIT_LIST_HEAD(&ctx->subs);
 	INIT_LIST_HEAD(&ctx->parked);
+	INIT_LIST_HEAD(&ctx->uring_jobs);
 	init_waitqueue_head(&ctx->fetch_wq);
 	ctx->id = atomic_inc_return(&iopa_next_ctx_id);
 	mutex_lock(&iopa_ctx_list_lock);
@@ -167,13 +172,21 @@ static void iopa_total_uncharge(u32 nr)
 	atomic_long_sub(nr, &iopa_totals.jobs);
 }
 
+/* The job lets go of its file, and of the file's charge to its user. */
+static void iopa_job_put_file(struct iopa_kjob *job)
+{
+	fput(job->file);
+	job->file = NULL;
+	iopa_pin_uncharge(job->pin);
+}
+
 /* Free a job that is GONE or NEW, outside ctx->lock. */
 static void iopa_job_free(struct iopa_kjob *job)
 {
 	if (job->ucmd)
 		iopa_uring_job_free(job);
 	if (job->file)
-		fput(job->file);
+		iopa_job_put_file(job);
 	iopa_sub_put(job->sub);
 	kmem_cache_free(iopa_job_cache, job);
 	iopa_total_uncharge(1);
@@ -181,7 +194,8 @@ static void iopa_job_free(struct iopa_kjob *job)
 
 /**
  * iopa_job_free_list() - free the jobs on @gc
- * @gc: jobs that are GONE (or NEW), on no shared list
+ * @gc: jobs that are GONE (or NEW, or dropped with their submitter), on
+ *	no shared list
  *
  * Context: process context, ctx->lock not held.
  */
@@ -197,6 +211,14 @@ void iopa_job_free_list(struct list_head *gc)
 }
 
 /* ---- dispatch --------------------------------------------------------- */
+
+/* The lease of the first running job ends at @end_ns: be there then. */
+static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
+{
+	lockdep_assert_held(&sub->ctx->lock);
+	queue_delayed_work(system_wq, &sub->lease_work,
+			   end_ns > now ? nsecs_to_jiffies(end_ns - now) + 1 : 0);
+}
 
 static bool iopa_sub_dispatchable(const struct iopa_submitter *sub)
 {
@@ -277,6 +299,10 @@ struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 	w->nr_held++;
 	iopa_stat_add(sub, IOPA_STAT_DISPATCHED, 1);
 	iopa_adapt_job_started(job);
+	/* The first running job: its lease is the first to end. */
+	if (sub->lease_ns && list_is_singular(&sub->running))
+		iopa_lease_arm(sub, job->fetch_ns + sub->lease_ns,
+			       job->fetch_ns);
 	/* Next turn goes to the next submitter. */
 	list_del_init(&sub->rr_node);
 	iopa_sub_update(sub);
@@ -315,8 +341,7 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 	}
 	if (job->ucmd)
 		iopa_uring_job_ended(job);
-	fput(job->file);
-	job->file = NULL;
+	iopa_job_put_file(job);
 	job->res = res;
 	job->cqe_flags |= cqe_flags;
 	iopa_stat_add(sub, stat, 1);
@@ -346,6 +371,116 @@ void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc)
 {
 	iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED, IOPA_STAT_CANCELLED,
 		     gc);
+}
+
+/*
+ * Nobody will see the job's end: its submitter closed, or its io_uring
+ * command was cancelled.  Such a job is cancelled where another would
+ * be requeued (its worker died, or could not be handed it).
+ */
+static bool iopa_job_unwanted(const struct iopa_kjob *job)
+{
+	return job->sub->closed || job->orphan;
+}
+
+/*
+ * Take a RUNNING job back from its worker, which died (@why
+ * IOPA_CQE_F_WORKER_DIED) or let the job's lease end (@why
+ * IOPA_CQE_F_LEASE_EXPIRED): requeue it once, or cancel it if it may not
+ * be requeued, already was, or nobody waits for its end.
+ */
+static void iopa_job_take_back(struct iopa_kjob *job, u32 why,
+			       struct list_head *gc)
+{
+	if (iopa_job_unwanted(job)) {
+		iopa_job_end(job, -ECANCELED, why, IOPA_STAT_CANCELLED, gc);
+	} else if ((job->flags & IOPA_JOB_F_NO_REQUEUE) ||
+		   (job->cqe_flags & IOPA_CQE_F_REQUEUED)) {
+		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED | why,
+			     IOPA_STAT_CANCELLED, gc);
+	} else {
+		/* A requeue after a lease still says why, in the CQE. */
+		job->cqe_flags |= IOPA_CQE_F_REQUEUED |
+				  (why & IOPA_CQE_F_LEASE_EXPIRED);
+		iopa_stat_add(job->sub, IOPA_STAT_REQUEUED, 1);
+		iopa_job_queue_head(job);
+	}
+}
+
+/* ---- leases ----------------------------------------------------------- */
+
+/* Jobs the lease work takes back per hold of ctx->lock. */
+#define IOPA_LEASE_BATCH	64
+
+/*
+ * The lease of @sub's first running jobs ended: take them back, as from
+ * a worker that died (iopa_job_take_back()), each remembered by its
+ * worker, whose COMPLETE of it then fails with -ETIME.
+ */
+static void iopa_lease_work_fn(struct work_struct *work)
+{
+	struct iopa_submitter *sub = container_of(to_delayed_work(work),
+						  struct iopa_submitter,
+						  lease_work);
+	struct iopa_ctx *ctx = sub->ctx;
+	u64 now = ktime_get_ns();
+	struct iopa_kjob *job;
+	unsigned int n = 0;
+	LIST_HEAD(gc);
+
+	spin_lock(&ctx->lock);
+	while (!sub->closed && sub->lease_ns && !list_empty(&sub->running)) {
+		struct iopa_worker *w;
+		u64 end;
+
+		job = list_first_entry(&sub->running, struct iopa_kjob,
+				       run_node);
+		end = job->fetch_ns + sub->lease_ns;
+		if (end > now || n == IOPA_LEASE_BATCH) {
+			iopa_lease_arm(sub, n == IOPA_LEASE_BATCH ? now : end,
+				       now);
+			break;
+		}
+		w = job->worker;
+		w->expired[w->expired_next++ % IOPA_WORKER_EXPIRED] = job->id;
+		iopa_job_take_back(job, IOPA_CQE_F_LEASE_EXPIRED, &gc);
+		n++;
+	}
+	/* Each job taken back frees a running slot of the submitter. */
+	iopa_kick_workers(ctx, n);
+	spin_unlock(&ctx->lock);
+	iopa_job_free_list(&gc);
+}
+
+static long iopa_sub_set_lease(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_lease arg;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved0 ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+	if (arg.lease_ns && (arg.lease_ns < IOPA_LEASE_MIN_NS ||
+			     arg.lease_ns > IOPA_LEASE_MAX_NS))
+		return -EINVAL;
+	spin_lock(&sub->ctx->lock);
+	sub->lease_ns = arg.lease_ns;
+	/* The running jobs' leases count from their fetch: look now. */
+	if (arg.lease_ns && !list_empty(&sub->running))
+		mod_delayed_work(system_wq, &sub->lease_work, 0);
+	spin_unlock(&sub->ctx->lock);
+	return 0;
+}
+
+static long iopa_sub_get_lease(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_lease arg = { };
+
+	spin_lock(&sub->ctx->lock);
+	arg.lease_ns = sub->lease_ns;
+	spin_unlock(&sub->ctx->lock);
+	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
 
 /* ---- submitter -------------------------------------------------------- */
@@ -449,12 +584,14 @@ static bool iopa_job_file_ok(const struct file *file)
  * @jobp: the new job (NEW, holding its own file reference), built in room
  *	taken by iopa_sub_reserve()
  *
- * Return: 0, -EINVAL, -EBADF or -ENOMEM.
+ * Return: 0, -EINVAL, -EBADF, -ETOOMANYREFS (the user pins as many files
+ * through jobs as RLIMIT_NOFILE allows: pin.c) or -ENOMEM.
  */
 int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		  struct iopa_kjob **jobp)
 {
 	struct iopa_kjob *job;
+	struct iopa_pin *pin;
 	struct file *file;
 
 	if ((desc->flags & ~IOPA_JOB_F_MASK) || desc->reserved)
@@ -468,14 +605,21 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		fput(file);
 		return -EINVAL;
 	}
+	pin = iopa_pin_charge();
+	if (IS_ERR(pin)) {
+		fput(file);
+		return PTR_ERR(pin);
+	}
 	job = kmem_cache_zalloc(iopa_job_cache, GFP_KERNEL);
 	if (!job) {
+		iopa_pin_uncharge(pin);
 		fput(file);
 		return -ENOMEM;
 	}
 	kref_get(&sub->ref);
 	job->sub = sub;
 	job->file = file;
+	job->pin = pin;
 	job->user_data = desc->user_data;
 	job->offset = desc->offset;
 	job->len = desc->len;
@@ -508,10 +652,14 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 		iopa_adapt_note_file(sub, job->file);
 		iopa_job_set_state(job, IOPA_JOB_PENDING);
 		list_move_tail(&job->node, &sub->pending);
+		if (job->ucmd)
+			iopa_uring_job_queued(job);
 	}
 	sub->nr_reserved -= nr + unused;
 	iopa_total_uncharge(unused);
 	iopa_stat_add(sub, IOPA_STAT_SUBMITTED, nr);
+	if (nr)
+		iopa_adapt_wake(sub);
 	iopa_sub_update(sub);
 	iopa_kick_workers(ctx, nr);
 	if (unused)
@@ -659,18 +807,18 @@ static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
 	return copied ? copied : -EFAULT;
 }
 
-/* A running job of @sub matching @user_data, anywhere in the context. */
+/*
+ * A running job of @sub matching @user_data, whichever worker holds it:
+ * a walk of the submitter's own running jobs (at most its limit), not
+ * of every worker's.
+ */
 static bool iopa_sub_running(struct iopa_submitter *sub, u64 user_data)
 {
-	struct iopa_worker *w;
 	struct iopa_kjob *job;
 
-	if (!sub->nr[IOPA_JOB_RUNNING])
-		return false;
-	list_for_each_entry(w, &sub->ctx->workers, node)
-		list_for_each_entry(job, &w->held, node)
-			if (job->sub == sub && job->user_data == user_data)
-				return true;
+	list_for_each_entry(job, &sub->running, run_node)
+		if (job->user_data == user_data)
+			return true;
 	return false;
 }
 
@@ -733,7 +881,7 @@ static long iopa_get_features(void __user *argp)
 			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
 			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST |
 			    IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES |
-			    IOPA_FEAT_SHARE,
+			    IOPA_FEAT_SHARE | IOPA_FEAT_LEASE,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
@@ -760,6 +908,10 @@ static long iopa_sub_ioctl(struct file *file, unsigned int cmd,
 		return iopa_sub_cancel(sub, argp);
 	case IOPA_IOC_SET_ORDER:
 		return iopa_sub_set_order(sub, argp);
+	case IOPA_IOC_SET_LEASE:
+		return iopa_sub_set_lease(sub, argp);
+	case IOPA_IOC_GET_LEASE:
+		return iopa_sub_get_lease(sub, argp);
 	case IOPA_IOC_GET_STATS:
 		spin_lock(&sub->ctx->lock);
 		iopa_stats_fill(&st, sub->stat, sub->nr);
@@ -785,25 +937,23 @@ static __poll_t iopa_sub_poll(struct file *file, poll_table *wait)
 }
 
 /*
- * Drop every job on @list (all in state @state) from the gauges, mark
- * them GONE and move them to @gc.  O(1) in the lock except for the
- * walk that marks them; the files are put and the memory freed by the
- * caller, unlocked.
+ * Drop every job on @list (all in state @state) from the gauges and move
+ * them to @gc, O(1) in the lock however many there are: the caller puts
+ * the files and frees the memory, unlocked.  The jobs are not marked
+ * GONE one by one: on @gc nothing looks at them again (a submitter being
+ * released has no io_uring job, whose command would hold its file).
  */
 static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
 			      struct list_head *list,
 			      enum iopa_job_state state, struct list_head *gc)
 {
 	u32 n = sub->nr[state];
-	struct iopa_kjob *job;
 
 	lockdep_assert_held(&sub->ctx->lock);
-	list_for_each_entry(job, list, node) {
-		job->state = IOPA_JOB_GONE;
-		RB_CLEAR_NODE(&job->sort_node);
-	}
-	if (state == IOPA_JOB_PENDING)
+	if (state == IOPA_JOB_PENDING) {
 		sub->sorted = RB_ROOT;
+		sub->reindex = NULL;
+	}
 	list_splice_tail_init(list, gc);
 	sub->nr[state] = 0;
 	sub->ctx->nr[state] -= n;
@@ -835,6 +985,8 @@ static int iopa_sub_release(struct inode *inode, struct file *file)
 
 	/* Pending jobs still hold their files: iopa_job_free() puts them. */
 	iopa_job_free_list(&gc);
+	/* Closed: the work does not arm itself again. */
+	cancel_delayed_work_sync(&sub->lease_work);
 	iopa_adapt_stop(sub);
 	iopa_sub_put(sub);
 	return 0;
@@ -870,6 +1022,8 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 	INIT_LIST_HEAD(&sub->pending);
 	sub->sorted = RB_ROOT;
 	INIT_LIST_HEAD(&sub->done);
+	INIT_LIST_HEAD(&sub->running);
+	INIT_DELAYED_WORK(&sub->lease_work, iopa_lease_work_fn);
 	INIT_LIST_HEAD(&sub->rr_node);
 	init_waitqueue_head(&sub->wq);
 	sub->ctx = ctx;
@@ -922,6 +1076,7 @@ int iopa_worker_complete_locked(struct iopa_worker *w,
 				const struct iopa_done *done, struct list_head *gc)
 {
 	struct iopa_kjob *job;
+	unsigned int i;
 
 	lockdep_assert_held(&w->ctx->lock);
 	list_for_each_entry(job, &w->held, node) {
@@ -931,6 +1086,9 @@ int iopa_worker_complete_locked(struct iopa_worker *w,
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;
 	}
+	for (i = 0; i < IOPA_WORKER_EXPIRED; i++)
+		if (done->job_id && w->expired[i] == done->job_id)
+			return -ETIME;	/* taken back: its lease ended */
 	return -ENOENT;
 }
 
@@ -995,8 +1153,8 @@ void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 	list_for_each_entry(job, &w->held, node) {
 		if (job->id != job_id)
 			continue;
-		if (job->sub->closed) {
-			/* Its submitter went away meanwhile. */
+		if (iopa_job_unwanted(job)) {
+			/* Its submitter or its command went away meanwhile. */
 			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
 				     IOPA_STAT_CANCELLED, &gc);
 			break;
@@ -1182,7 +1340,8 @@ static long iopa_worker_ioctl(struct file *file, unsigned int cmd,
 
 /*
  * The worker fd is gone (close, exit, kill): requeue each held job once,
- * or cancel it if it may not be requeued or already was.
+ * or cancel it if it may not be requeued, already was, or nobody waits
+ * for its end (iopa_job_unwanted()).
  */
 static int iopa_worker_release(struct inode *inode, struct file *file)
 {
@@ -1195,22 +1354,8 @@ static int iopa_worker_release(struct inode *inode, struct file *file)
 	spin_lock(&ctx->lock);
 	/* Each job leaving frees a running slot of its submitter. */
 	released = w->nr_held;
-	list_for_each_entry_safe(job, tmp, &w->held, node) {
-		if (job->sub->closed) {
-			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_WORKER_DIED,
-				     IOPA_STAT_CANCELLED, &gc);
-		} else if ((job->flags & IOPA_JOB_F_NO_REQUEUE) ||
-			   (job->cqe_flags & IOPA_CQE_F_REQUEUED)) {
-			iopa_job_end(job, -ECANCELED,
-				     IOPA_CQE_F_CANCELED |
-				     IOPA_CQE_F_WORKER_DIED,
-				     IOPA_STAT_CANCELLED, &gc);
-		} else {
-			job->cqe_flags |= IOPA_CQE_F_REQUEUED;
-			iopa_stat_add(job->sub, IOPA_STAT_REQUEUED, 1);
-			iopa_job_queue_head(job);
-		}
-	}
+	list_for_each_entry_safe(job, tmp, &w->held, node)
+		iopa_job_take_back(job, IOPA_CQE_F_WORKER_DIED, &gc);
 	list_del(&w->node);
 	ctx->nr_workers--;
 	iopa_kick_workers(ctx, released);

@@ -17,15 +17,17 @@
  *   the ring's task, from task work, exactly as the ioctl does.
  *
  * Going away.  On kernels with cancelable commands (6.7+) both kinds are
- * marked cancelable: io_uring's cancel at ring or task exit completes a
- * parked fetch with -ECANCELED and cancels a job that is still pending.
- * (IORING_OP_ASYNC_CANCEL does not reach uring_cmd requests.)  A fetch
- * whose ring is closing is never handed a job, even before that cancel
- * runs.  A running job is not preempted: its command completes when its
- * worker completes it or dies.  Without cancelable commands (6.1), a
- * monitor looks every IOPA_URING_MONITOR_MS for commands whose task is
- * exiting or whose ring is closing and does the same, as ublk did
- * before 6.7.
+ * marked cancelable: io_uring's cancel at ring or task exit (or exec)
+ * completes a parked fetch with -ECANCELED, and a SUBMIT with -ECANCELED
+ * too, detaching it from its job (iopa_uring_detach()): a pending job
+ * is cancelled; a running one is not preempted but runs on for nobody
+ * (an orphan), its worker's COMPLETE accepted, and is cancelled instead
+ * of requeued if its worker dies.  (IORING_OP_ASYNC_CANCEL does not
+ * reach uring_cmd requests.)  A fetch whose ring is closing is never
+ * handed a job, even before that cancel runs.  Without cancelable
+ * commands (6.1), a monitor looks every IOPA_URING_MONITOR_MS, while any
+ * command is outstanding, for commands whose task is exiting or exec'ing
+ * or whose ring is closing, and does the same, as ublk did before 6.7.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -117,7 +119,8 @@ static bool iopa_uring_is_cancel(unsigned int issue_flags)
 }
 
 /* Cancelable commands need no watching. */
-static void iopa_uring_watch(struct task_struct **task)
+static void iopa_uring_watch(struct io_uring_cmd *cmd,
+			     struct task_struct **task)
 {
 }
 #else
@@ -141,10 +144,16 @@ static void iopa_uring_monitor_arm(void)
 			   msecs_to_jiffies(IOPA_URING_MONITOR_MS));
 }
 
-/* Remember the issuing task, for the monitor to see it exit. */
-static void iopa_uring_watch(struct task_struct **task)
+/*
+ * Remember the task the request belongs to, for the monitor to see it
+ * exit: the ring's submitting task, not current, which is an io-wq
+ * worker for a punted request (one that idles out exits, while the ring
+ * and its task live on).
+ */
+static void iopa_uring_watch(struct io_uring_cmd *cmd,
+			     struct task_struct **task)
 {
-	*task = get_task_struct(current);
+	*task = get_task_struct(cmd_to_io_kiocb(cmd)->task);
 	iopa_uring_monitor_arm();
 }
 #endif
@@ -158,6 +167,21 @@ static void iopa_uring_submit_done_tw(struct io_uring_cmd *cmd,
 }
 
 /**
+ * iopa_uring_job_queued() - an io_uring job was queued: watch its command
+ * @job: the job, PENDING, with its command (job->ucmd)
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_uring_job_queued(struct iopa_kjob *job)
+{
+	struct iopa_ctx *ctx = job->sub->ctx;
+
+	lockdep_assert_held(&ctx->lock);
+	list_add_tail(&job->unode, &ctx->uring_jobs);
+	ctx->nr_uring_jobs++;
+}
+
+/**
  * iopa_uring_job_ended() - an io_uring job ended: a cancel no longer sees it
  * @job: the job
  *
@@ -165,7 +189,37 @@ static void iopa_uring_submit_done_tw(struct io_uring_cmd *cmd,
  */
 void iopa_uring_job_ended(struct iopa_kjob *job)
 {
+	struct iopa_ctx *ctx = job->sub->ctx;
+
+	lockdep_assert_held(&ctx->lock);
 	iopa_pdu(job->ucmd)->job = NULL;
+	if (!list_empty(&job->unode)) {
+		list_del_init(&job->unode);
+		ctx->nr_uring_jobs--;
+	}
+}
+
+/*
+ * The command of @job goes away (its ring or its task): detach it from
+ * the job, which no longer reports its end to anyone (an orphan).  A
+ * pending job is cancelled (to @gc); a running one runs on, and is
+ * cancelled rather than requeued if its worker dies.  The caller
+ * completes the command, with -ECANCELED.
+ *
+ * Return: the command.
+ */
+static struct io_uring_cmd *iopa_uring_detach(struct iopa_kjob *job,
+					      struct list_head *gc)
+{
+	struct io_uring_cmd *cmd = job->ucmd;
+
+	lockdep_assert_held(&job->sub->ctx->lock);
+	iopa_uring_job_ended(job);
+	job->ucmd = NULL;
+	job->orphan = true;
+	if (job->state == IOPA_JOB_PENDING)
+		iopa_job_cancel_locked(job, gc);
+	return cmd;
 }
 
 /**
@@ -198,6 +252,13 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 
 	if (!(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
+	/*
+	 * Locating the job may read metadata (bmap()): not in the
+	 * non-blocking issue.  -EAGAIN asks io_uring to issue it again
+	 * from io-wq, where it may block.
+	 */
+	if ((issue_flags & IO_URING_F_NONBLOCK) && iopa_order_may_block(sub))
+		return -EAGAIN;
 	/* The SQE is the user's: copy it once, then check the copy. */
 	memcpy(&desc, iopa_uring_payload(cmd), sizeof(desc));
 	ret = iopa_sub_reserve(sub, 1, false);
@@ -220,7 +281,8 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 	memset(pdu, 0, sizeof(*pdu));
 	pdu->job = job;
 	job->ucmd = cmd;
-	iopa_uring_watch(&pdu->task);
+	INIT_LIST_HEAD(&job->unode);
+	iopa_uring_watch(cmd, &pdu->task);
 	iopa_uring_mark_cancelable(cmd, issue_flags);
 	list_add_tail(&job->node, &batch);
 	iopa_sub_enqueue(sub, &batch, 1, 0);
@@ -229,9 +291,9 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 
 /*
  * Cancel a SUBMIT (its ring or task is going away): the command is
- * detached from its job and completes now with -ECANCELED.  A pending
- * job is cancelled; a running one runs on, its result going nowhere.
- * A job still being queued (NEW) is left for io_uring's next try.
+ * detached from its job (iopa_uring_detach()) and completes now with
+ * -ECANCELED.  A job still being queued (NEW) is left for io_uring's
+ * next try.
  */
 static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
 				     struct io_uring_cmd *cmd,
@@ -245,11 +307,7 @@ static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
 	spin_lock(&ctx->lock);
 	job = iopa_pdu(cmd)->job;
 	if (job && job->state != IOPA_JOB_NEW) {
-		iopa_pdu(cmd)->job = NULL;
-		job->ucmd = NULL;
-		job->orphan = true;
-		if (job->state == IOPA_JOB_PENDING)
-			iopa_job_cancel_locked(job, &gc);
+		iopa_uring_detach(job, &gc);
 		detached = true;
 	}
 	spin_unlock(&ctx->lock);
@@ -259,6 +317,28 @@ static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
 }
 
 /* ---- FETCH ------------------------------------------------------------ */
+
+static void iopa_ufetch_park(struct iopa_ufetch *uf)
+{
+	struct iopa_ctx *ctx = uf->w->ctx;
+
+	lockdep_assert_held(&ctx->lock);
+	uf->parked = true;
+	list_add_tail(&uf->node, &ctx->parked);
+	ctx->nr_parked++;
+	uf->w->nr_parked++;
+}
+
+static void iopa_ufetch_unpark(struct iopa_ufetch *uf)
+{
+	struct iopa_ctx *ctx = uf->w->ctx;
+
+	lockdep_assert_held(&ctx->lock);
+	list_del_init(&uf->node);
+	uf->parked = false;
+	ctx->nr_parked--;
+	uf->w->nr_parked--;
+}
 
 static void iopa_ufetch_free(struct iopa_ufetch *uf)
 {
@@ -312,9 +392,7 @@ void iopa_uring_kick(struct iopa_ctx *ctx)
 	list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
 		if (list_empty(&ctx->runnable))
 			break;
-		list_del_init(&uf->node);
-		uf->parked = false;
-		uf->w->nr_parked--;
+		iopa_ufetch_unpark(uf);
 		/* A closing ring's fetch gets no job, only its -ECANCELED. */
 		if (!iopa_uring_ring_dying(uf->cmd)) {
 			job = iopa_dispatch(uf->w);
@@ -378,10 +456,8 @@ static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 		kfree(uf);
 		return -EIOCBQUEUED;
 	}
-	uf->parked = true;
-	list_add_tail(&uf->node, &ctx->parked);
-	w->nr_parked++;
-	iopa_uring_watch(&uf->task);
+	iopa_ufetch_park(uf);
+	iopa_uring_watch(cmd, &uf->task);
 	/* The slot a commit freed may serve someone else. */
 	if (commit)
 		iopa_kick_workers(ctx, 1);
@@ -410,11 +486,8 @@ static void iopa_uring_fetch_cancel(struct iopa_worker *w,
 
 	spin_lock(&ctx->lock);
 	parked = uf->parked;
-	if (parked) {
-		list_del_init(&uf->node);
-		uf->parked = false;
-		w->nr_parked--;
-	}
+	if (parked)
+		iopa_ufetch_unpark(uf);
 	spin_unlock(&ctx->lock);
 	if (!parked)
 		return;		/* being handed a job: its CQE is on the way */
@@ -467,59 +540,140 @@ static bool iopa_uring_task_gone(struct task_struct *t)
 }
 
 /*
+ * Entries the monitor looks at per ctx->lock hold, and commands it may
+ * complete per hold: the lock is dropped (and the CPU offered) between
+ * batches, however many commands a context has.
+ */
+#define IOPA_URING_MONITOR_BATCH	32
+
+/* Whose task or ring is gone: its CQE will never be reaped. */
+static bool iopa_uring_cmd_gone(struct io_uring_cmd *cmd,
+				struct task_struct *t)
+{
+	return (t && iopa_uring_task_gone(t)) || iopa_uring_ring_dying(cmd);
+}
+
+/*
+ * One batch of @ctx's parked fetches and SUBMIT jobs, up to *@nf and *@nj
+ * of them (decremented): the commands of gone tasks and rings are taken
+ * off (fetches to @dead, SUBMITs detached, their commands in @cmds, at
+ * most IOPA_URING_MONITOR_BATCH); the others go to the tail of their
+ * list, to be looked at again by the next batch or monitor run.  A pass
+ * over all of a list leaves its order as it was, unless commands were
+ * added between two batches (more than IOPA_URING_MONITOR_BATCH parked
+ * fetches): then they are served a little out of turn.
+ *
+ * Return: how many commands are in @cmds.
+ */
+static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
+					     u32 *nf, u32 *nj,
+					     struct list_head *dead,
+					     struct list_head *gc,
+					     struct io_uring_cmd **cmds,
+					     struct task_struct **tasks)
+{
+	unsigned int looked = 0, n = 0;
+	struct iopa_ufetch *uf;
+	struct iopa_kjob *job;
+
+	lockdep_assert_held(&ctx->lock);
+	while (*nf && !list_empty(&ctx->parked) &&
+	       looked < IOPA_URING_MONITOR_BATCH) {
+		uf = list_first_entry(&ctx->parked, struct iopa_ufetch, node);
+		(*nf)--;
+		looked++;
+		if (!iopa_uring_cmd_gone(uf->cmd, uf->task)) {
+			list_move_tail(&uf->node, &ctx->parked);
+			continue;
+		}
+		iopa_ufetch_unpark(uf);
+		list_add_tail(&uf->node, dead);
+	}
+	while (*nj && !list_empty(&ctx->uring_jobs) &&
+	       looked < IOPA_URING_MONITOR_BATCH) {
+		struct iopa_uring_pdu *pdu;
+
+		job = list_first_entry(&ctx->uring_jobs, struct iopa_kjob,
+				       unode);
+		pdu = iopa_pdu(job->ucmd);
+		(*nj)--;
+		looked++;
+		if (!iopa_uring_cmd_gone(job->ucmd, pdu->task)) {
+			list_move_tail(&job->unode, &ctx->uring_jobs);
+			continue;
+		}
+		tasks[n] = pdu->task;
+		pdu->task = NULL;
+		cmds[n++] = iopa_uring_detach(job, gc);
+	}
+	return n;
+}
+
+/*
  * Without cancelable commands: complete the commands of exiting tasks
- * (parked fetches; submits whose job is still pending), or the task's
- * io_uring exit would wait for them forever.
+ * and closing rings (parked fetches; SUBMITs, whose jobs are detached as
+ * io_uring's cancel does on 6.7+: a pending job is cancelled, a running
+ * one runs on for nobody), or the task's io_uring exit would wait for
+ * them forever (a running job: until it ends).  Runs every
+ * IOPA_URING_MONITOR_MS while any command is outstanding, requeued jobs'
+ * included, and holds each ctx->lock for one batch at a time.
  */
 static void iopa_uring_monitor_fn(struct work_struct *work)
 {
+	struct task_struct *tasks[IOPA_URING_MONITOR_BATCH];
+	struct io_uring_cmd *cmds[IOPA_URING_MONITOR_BATCH];
 	struct iopa_ufetch *uf, *tmp;
-	struct iopa_submitter *sub;
-	struct iopa_kjob *job, *jtmp;
+	unsigned int i, n;
 	bool again = false;
 	struct iopa_ctx *ctx;
-	LIST_HEAD(dead);
-	LIST_HEAD(gc);
+	u32 nf, nj;
 
 	mutex_lock(&iopa_ctx_list_lock);
 	list_for_each_entry(ctx, &iopa_ctx_list, node) {
 		spin_lock(&ctx->lock);
-		list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
-			if (!iopa_uring_task_gone(uf->task) &&
-			    !iopa_uring_ring_dying(uf->cmd)) {
-				again = true;
-				continue;
-			}
-			list_move_tail(&uf->node, &dead);
-			uf->parked = false;
-			uf->w->nr_parked--;
-		}
-		list_for_each_entry(sub, &ctx->subs, ctx_node) {
-			list_for_each_entry_safe(job, jtmp, &sub->pending, node) {
-				struct task_struct *t;
+		nf = ctx->nr_parked;
+		nj = ctx->nr_uring_jobs;
+		while (nf || nj) {
+			LIST_HEAD(dead);
+			LIST_HEAD(gc);
 
-				if (!job->ucmd)
-					continue;
-				t = iopa_pdu(job->ucmd)->task;
-				if ((t && iopa_uring_task_gone(t)) ||
-				    iopa_uring_ring_dying(job->ucmd))
-					iopa_job_cancel_locked(job, &gc);
-				else
-					again = true;
+			n = iopa_uring_monitor_batch(ctx, &nf, &nj, &dead, &gc,
+						     cmds, tasks);
+			if (list_empty(&ctx->parked))
+				nf = 0;
+			if (list_empty(&ctx->uring_jobs))
+				nj = 0;
+			spin_unlock(&ctx->lock);
+
+			/*
+			 * Still under iopa_ctx_list_lock: the jobs go before
+			 * their commands, which hold the submitter file (so
+			 * the submitter and ctx) until completed here; the
+			 * last ctx reference is never dropped under the mutex.
+			 */
+			iopa_job_free_list(&gc);
+			list_for_each_entry_safe(uf, tmp, &dead, node) {
+				struct io_uring_cmd *cmd = uf->cmd;
+
+				iopa_ufetch_free(uf);
+				/* Not under uring_lock: say so, as ublk did. */
+				io_uring_cmd_done(cmd, -ECANCELED, 0,
+						  IO_URING_F_UNLOCKED);
 			}
+			for (i = 0; i < n; i++) {
+				io_uring_cmd_done(cmds[i], -ECANCELED, 0,
+						  IO_URING_F_UNLOCKED);
+				if (tasks[i])
+					put_task_struct(tasks[i]);
+			}
+			cond_resched();
+			spin_lock(&ctx->lock);
 		}
+		if (ctx->nr_parked || ctx->nr_uring_jobs)
+			again = true;
 		spin_unlock(&ctx->lock);
 	}
 	mutex_unlock(&iopa_ctx_list_lock);
-
-	iopa_job_free_list(&gc);
-	list_for_each_entry_safe(uf, tmp, &dead, node) {
-		struct io_uring_cmd *cmd = uf->cmd;
-
-		iopa_ufetch_free(uf);
-		/* Not under uring_lock: say so, as ublk did before 6.7. */
-		io_uring_cmd_done(cmd, -ECANCELED, 0, IO_URING_F_UNLOCKED);
-	}
 	if (again)
 		iopa_uring_monitor_arm();
 }

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define LIBIOPA_VERSION_MAJOR	1
-#define LIBIOPA_VERSION_MINOR	3
+#define LIBIOPA_VERSION_MINOR	4
 
 /* The device iopa_open() opens. */
 #define LIBIOPA_DEV_PATH	"/dev/" IOPA_DEV_NAME
@@ -58,6 +58,8 @@ int iopa_reap(int sub_fd, struct iopa_cqe *cqes, unsigned int nr,
 int iopa_cancel(int sub_fd, uint64_t user_data, unsigned int flags);
 int iopa_set_limit(int sub_fd, unsigned int limit);
 int iopa_set_order(int sub_fd, unsigned int order);
+int iopa_set_lease(int sub_fd, uint64_t lease_ns);
+int iopa_get_lease(int sub_fd, uint64_t *lease_ns);
 int iopa_list_submitters(int ctx_fd, struct iopa_sub_info *subs,
 			 unsigned int nr, unsigned int flags,
 			 unsigned int *total);

@@ -135,6 +135,29 @@ IOPA_EXPORT int iopa_set_order(int sub_fd, unsigned int order)
 	return iopa_ioctl(sub_fd, IOPA_IOC_SET_ORDER, &o);
 }
 
+IOPA_EXPORT int iopa_set_lease(int sub_fd, uint64_t lease_ns)
+{
+	struct iopa_lease l;
+
+	memset(&l, 0, sizeof(l));
+	l.lease_ns = lease_ns;
+	return iopa_ioctl(sub_fd, IOPA_IOC_SET_LEASE, &l);
+}
+
+IOPA_EXPORT int iopa_get_lease(int sub_fd, uint64_t *lease_ns)
+{
+	struct iopa_lease l;
+	int r;
+
+	if (!lease_ns)
+		return -EFAULT;
+	memset(&l, 0, sizeof(l));
+	r = iopa_ioctl(sub_fd, IOPA_IOC_GET_LEASE, &l);
+	if (!r)
+		*lease_ns = l.lease_ns;
+	return r;
+}
+
 IOPA_EXPORT int iopa_get_limit(int sub_fd, unsigned int *flags)
 {
 	struct iopa_limit l;

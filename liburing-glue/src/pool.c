@@ -556,11 +556,14 @@ IOPA_EXPORT int iopa_pool_submit(struct iopa_pool *p,
 		}
 		/*
 		 * EAGAIN: max_jobs outstanding; ENOSPC: the module holds
-		 * max_total_jobs, which our own unreaped jobs count in too.
-		 * Reap to make room, unless nothing of ours is outstanding
-		 * (then only other users can free the room: say so).
+		 * max_total_jobs; ETOOMANYREFS: our user's jobs pin as many
+		 * files as RLIMIT_NOFILE allows.  Our own jobs count in the
+		 * last two too: reap to make room, unless nothing of ours is
+		 * outstanding (then only others can free the room: say so).
 		 */
-		if (r != -EAGAIN && (r != -ENOSPC || pool_outstanding(p) <= 0))
+		if (r != -EAGAIN &&
+		    ((r != -ENOSPC && r != -ETOOMANYREFS) ||
+		     pool_outstanding(p) <= 0))
 			return r;
 		if (pool_reaping == p)
 			return -EDEADLK;

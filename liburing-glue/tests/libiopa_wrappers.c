@@ -195,6 +195,24 @@ TEST_F(w, order)
 	EXPECT_EQ((unsigned int)IOPA_ORDER_FIFO, state.order);
 }
 
+TEST_F(w, lease)
+{
+	uint64_t ns = 1;
+
+	if (!(self->feat.features & IOPA_FEAT_LEASE))
+		SKIP(return, "no IOPA_FEAT_LEASE");
+	EXPECT_EQ(0, iopa_get_lease(self->sub, &ns));
+	EXPECT_EQ(0ULL, (unsigned long long)ns);
+	EXPECT_EQ(0, iopa_set_lease(self->sub, IOPA_LEASE_MIN_NS));
+	EXPECT_EQ(0, iopa_get_lease(self->sub, &ns));
+	EXPECT_EQ(IOPA_LEASE_MIN_NS, (unsigned long long)ns);
+	EXPECT_EQ(-EINVAL, iopa_set_lease(self->sub, 1));
+	EXPECT_EQ(-ENOTTY, iopa_set_lease(self->wrk, IOPA_LEASE_MIN_NS));
+	EXPECT_EQ(-EBADF, iopa_set_lease(-1, 0));
+	EXPECT_EQ(-EFAULT, iopa_get_lease(self->sub, NULL));
+	EXPECT_EQ(0, iopa_set_lease(self->sub, 0));
+}
+
 TEST_F(w, list_submitters)
 {
 	struct iopa_sub_info info[2];

@@ -1290,6 +1290,57 @@ TEST_F(tun, cycle_lengths_take_effect)
 	close(s);
 }
 
+/* Cycles an adaptive submitter has run (GET_STATE), or -errno. */
+static long long state_cycles(int sfd)
+{
+	struct iopa_state st;
+	int r = iopa_get_state(sfd, &st);
+
+	return r ? r : (long long)st.cycles;
+}
+
+/*
+ * An idle submitter runs no cycles (no timer per idle submitter, as
+ * blk-iocost's period timer); a job queued starts them again.  Before,
+ * every submitter's cycle fired forever.  One second of 100 ms cycles
+ * with nothing queued: at most the first cycle ends.
+ */
+TEST_F(tun, idle_submitter_stops_cycles)
+{
+	struct iopa_work w;
+	char path[64];
+	long long c0, c;
+	int s, wrk, fd, i;
+
+	ASSERT_EQ(0, iopa_sysfs_write("fast_cycle_ms", 100));
+	ASSERT_EQ(0, iopa_sysfs_write("normal_cycle_ms", 100));
+	s = iopa_submitter_create(self->ctx, 0);
+	ASSERT_LE(0, s);
+	usleep(1000 * 1000);
+	c0 = state_cycles(s);
+	ASSERT_LE(0, c0);
+	EXPECT_GE(1, c0);
+
+	/* a job: cycles again */
+	wrk = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, wrk);
+	fd = iopa_job_file(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, iopa_submit_many(s, fd, 1, 1));
+	for (i = 0, c = c0; i < 200 && c == c0; i++) {
+		usleep(10 * 1000);
+		c = state_cycles(s);
+	}
+	EXPECT_LT(c0, c);
+	ASSERT_EQ(0, iopa_fetch_nb(wrk, &w));
+	close(w.fd);
+	ASSERT_EQ(0, iopa_complete(wrk, w.job_id, 0));
+	close(wrk);
+	close(fd);
+	unlink(path);
+	close(s);
+}
+
 TEST_F(tun, init_limit_takes_effect)
 {
 	int s1, s2, s3;

@@ -698,4 +698,156 @@ TEST_F(death, dead_submitter_then_worker_dies)
 	EXPECT_EQ(1, iopa_close_event(self->ifd, IOPA_LONG_MS));
 }
 
+/* ---- leases: a job running too long is taken back ---------------------- */
+
+#define LEASE_NS	(20 * 1000 * 1000ULL)	/* 20 ms */
+
+/*
+ * The lease ends while a worker holds the job: the job is requeued to
+ * another worker, exactly as if the first had died; the first worker's
+ * COMPLETE then fails with ETIME and the completion says why.
+ */
+TEST_F(death, lease_expired_requeued)
+{
+	struct iopa_work w1, w2;
+	struct iopa_stats st;
+	struct iopa_cqe c;
+	int fd, hung;
+
+	hung = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, hung);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, LEASE_NS));
+	fd = open_job_file(self->path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, iopa_submit_one(self->sub, fd, 7));
+	close(fd);
+	ASSERT_EQ(0, iopa_fetch_nb(hung, &w1));
+	close(w1.fd);
+
+	/* the lease ends: the job comes back, to a worker that waits */
+	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w2));
+	close(w2.fd);
+	EXPECT_EQ(w1.job_id, w2.job_id);
+	EXPECT_EQ((__u32)IOPA_WORK_F_REQUEUED, w2.flags);
+	EXPECT_EQ(-ETIME, iopa_complete(hung, w1.job_id, 1));
+	ASSERT_EQ(0, iopa_complete(self->wrk, w2.job_id, 2));
+
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
+	EXPECT_EQ(2, c.res);
+	EXPECT_EQ((__u32)(IOPA_CQE_F_REQUEUED | IOPA_CQE_F_LEASE_EXPIRED),
+		  c.flags);
+	EXPECT_EQ(1, iopa_close_event(self->ifd, IOPA_LONG_MS));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(1ULL, st.requeued);
+	EXPECT_EQ(1ULL, st.completed);
+	EXPECT_EQ(0ULL, st.inflight);
+	EXPECT_TRUE(iopa_stats_consistent(&st));
+	close(hung);
+}
+
+/* With IOPA_JOB_F_NO_REQUEUE the job ends cancelled when its lease does. */
+TEST_F(death, lease_expired_no_requeue)
+{
+	struct iopa_work w;
+	struct iopa_cqe c;
+	int fd;
+
+	ASSERT_EQ(0, iopa_set_lease(self->sub, LEASE_NS));
+	fd = open_job_file(self->path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, iopa_submit_one_flags(self->sub, fd, 8,
+					   IOPA_JOB_F_NO_REQUEUE, 0));
+	close(fd);
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	close(w.fd);
+
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
+	EXPECT_EQ(w.job_id, c.job_id);
+	EXPECT_EQ(-ECANCELED, c.res);
+	EXPECT_EQ((__u32)(IOPA_CQE_F_CANCELED | IOPA_CQE_F_LEASE_EXPIRED),
+		  c.flags);
+	EXPECT_EQ(-ETIME, iopa_complete(self->wrk, w.job_id, 0));
+	EXPECT_EQ(1, iopa_close_event(self->ifd, IOPA_LONG_MS));
+	EXPECT_EQ(-EAGAIN, iopa_fetch_nb(self->wrk, &w));
+}
+
+/* A job requeued once (its lease ended) is cancelled when it ends again. */
+TEST_F(death, lease_expired_twice_cancelled)
+{
+	struct iopa_work w1, w2;
+	struct iopa_cqe c;
+	int fd;
+
+	ASSERT_EQ(0, iopa_set_lease(self->sub, LEASE_NS));
+	fd = open_job_file(self->path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, iopa_submit_one(self->sub, fd, 9));
+	close(fd);
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w1));
+	close(w1.fd);
+	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w2));
+	close(w2.fd);
+	EXPECT_EQ(w1.job_id, w2.job_id);
+
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
+	EXPECT_EQ(-ECANCELED, c.res);
+	EXPECT_EQ((__u32)(IOPA_CQE_F_CANCELED | IOPA_CQE_F_REQUEUED |
+			  IOPA_CQE_F_LEASE_EXPIRED), c.flags);
+	EXPECT_EQ(-ETIME, iopa_complete(self->wrk, w2.job_id, 0));
+	EXPECT_EQ(1, iopa_close_event(self->ifd, IOPA_LONG_MS));
+}
+
+/*
+ * Lease 0 is none (the default, and what SET_LEASE 0 restores): a job
+ * held for ten times a lease that was set and cleared completes as
+ * usual.  GET_LEASE reads back what was set.
+ */
+TEST_F(death, lease_zero_is_none)
+{
+	struct iopa_lease l;
+	struct iopa_work w;
+	struct iopa_cqe c;
+	int fd;
+
+	ASSERT_EQ(0, iopa_ioctl(self->sub, IOPA_IOC_GET_LEASE, &l));
+	EXPECT_EQ(0ULL, (unsigned long long)l.lease_ns);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, LEASE_NS));
+	ASSERT_EQ(0, iopa_ioctl(self->sub, IOPA_IOC_GET_LEASE, &l));
+	EXPECT_EQ(LEASE_NS, (unsigned long long)l.lease_ns);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, 0));
+	fd = open_job_file(self->path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, iopa_submit_one(self->sub, fd, 10));
+	close(fd);
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	close(w.fd);
+	usleep(10 * LEASE_NS / 1000);
+	ASSERT_EQ(0, iopa_complete(self->wrk, w.job_id, 3));
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
+	EXPECT_EQ(3, c.res);
+	EXPECT_EQ(0U, c.flags);
+}
+
+/* Bad arguments: EINVAL, nothing changes; not on a worker fd. */
+TEST_F(death, set_lease_bad_args)
+{
+	struct iopa_lease l = { .lease_ns = LEASE_NS };
+
+	EXPECT_EQ(-EINVAL, iopa_set_lease(self->sub, IOPA_LEASE_MIN_NS - 1));
+	EXPECT_EQ(-EINVAL, iopa_set_lease(self->sub, IOPA_LEASE_MAX_NS + 1));
+	l.flags = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_LEASE, &l));
+	l.flags = 0;
+	l.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_LEASE, &l));
+	l.reserved0 = 0;
+	l.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_LEASE, &l));
+	EXPECT_EQ(-ENOTTY, iopa_set_lease(self->wrk, LEASE_NS));
+	ASSERT_EQ(0, iopa_ioctl(self->sub, IOPA_IOC_GET_LEASE, &l));
+	EXPECT_EQ(0ULL, (unsigned long long)l.lease_ns);
+	EXPECT_EQ(0, iopa_set_lease(self->sub, IOPA_LEASE_MIN_NS));
+	EXPECT_EQ(0, iopa_set_lease(self->sub, IOPA_LEASE_MAX_NS));
+}
+
 TEST_HARNESS_MAIN

@@ -2,7 +2,8 @@
 /*
  * iopa dispatch order tests: IOPA_IOC_SET_ORDER's arguments, the sweep
  * of IOPA_ORDER_SORTED on a block device (up, then down; ties in
- * submission order) and of IOPA_ORDER_CSCAN (up, then from the lowest), switching order with jobs pending, requeue, cancel
+ * submission order; jobs that come to the sweep's location wait for the
+ * next pass) and of IOPA_ORDER_CSCAN (up, then from the lowest), switching order with jobs pending, requeue, cancel
  * and close of a sorting submitter, and the physical order of files on
  * ext4 (bmap, checked against FIBMAP).
  *
@@ -10,6 +11,8 @@
  * loop device to a sparse file in /tmp (modprobe loop if needed); the
  * ext4 test also needs mkfs.ext4 and is skipped without it.
  */
+#include <linux/capability.h>
+#include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
 #include <sys/mount.h>
@@ -282,6 +285,58 @@ TEST_F(order, sorted_ties_in_submission_order)
 	EXPECT_EQ(100ULL, ud);
 }
 
+/*
+ * Jobs submitted at the sweep's location after it got there wait for the
+ * next pass: a stream of jobs at one location does not hold the sweep
+ * (going up, the old sweep took each new job at 3 before the one at 9).
+ */
+TEST_F(order, sorted_stream_at_one_location_up)
+{
+	uint64_t ud;
+	int i;
+
+	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_SORTED));
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 9 << 12, 9));
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 3 << 12, 30));
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(30ULL, ud);
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 3 << 12, 31));
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(9ULL, ud);
+	/* the sweep turns and comes back for it */
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(31ULL, ud);
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(-EAGAIN, next_ud(self->wrk, &ud));
+}
+
+/*
+ * The same going down, where the old sweep served equal locations
+ * newest first: each new job at 7 went before the older one at 2.
+ */
+TEST_F(order, sorted_stream_at_one_location_down)
+{
+	uint64_t ud;
+
+	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_SORTED));
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 9 << 12, 9));
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(9ULL, ud);
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 2 << 12, 2));
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 7 << 12, 70));
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 7 << 12, 71));
+	/* down from 9: 7, oldest first */
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(70ULL, ud);
+	ASSERT_EQ(1, submit_at(self->sub, self->bdev, 7 << 12, 72));
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(71ULL, ud);
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(2ULL, ud);
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(72ULL, ud);
+}
+
 TEST_F(order, switch_to_fifo_restores_submission_order)
 {
 	static const uint64_t blk[] = { 7, 3, 9, 1, 5 };
@@ -396,28 +451,48 @@ TEST_F(order, sorted_cancel_then_close)
 
 #define EXT4_FILES	24
 
-TEST_F(order, sorted_files_in_physical_order)
+/*
+ * Make ext4 on the loop device and mount it on self->mnt (unmounted by
+ * the teardown).  0, or a reason to skip in @why, or -errno.
+ */
+static int mount_ext4(FIXTURE_DATA(order) *self, char *why, size_t len)
 {
-	int fds[EXT4_FILES], blocks[EXT4_FILES], perm[EXT4_FILES];
-	char cmd[160], path[128], buf[12288];
-	int i, j, r, prev = -1, out_of_order = 0;
-	uint64_t ud;
+	char cmd[160], path[64];
+	int r;
 
 	snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -F -b 4096 /dev/loop%d",
 		 self->loopnr);
 	r = iopa_run_cmd(cmd);
-	if (r == 127)
-		SKIP(return, "no mkfs.ext4");
-	ASSERT_EQ(0, r);
+	if (r == 127) {
+		snprintf(why, len, "no mkfs.ext4");
+		return 1;
+	}
+	if (r)
+		return -EIO;
 	strcpy(self->mnt, "/tmp/iopa-order-mnt-XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->mnt));
+	if (!mkdtemp(self->mnt))
+		return -errno;
 	snprintf(path, sizeof(path), "/dev/loop%d", self->loopnr);
 	if (mount(path, self->mnt, "ext4", 0, NULL)) {
-		r = errno;
+		snprintf(why, len, "cannot mount ext4: %s", strerror(errno));
 		rmdir(self->mnt);
 		self->mnt[0] = 0;
-		SKIP(return, "cannot mount ext4: %s", strerror(r));
+		return 1;
 	}
+	return 0;
+}
+
+TEST_F(order, sorted_files_in_physical_order)
+{
+	int fds[EXT4_FILES], blocks[EXT4_FILES], perm[EXT4_FILES];
+	char path[128], buf[12288], why[96];
+	int i, j, r, prev = -1, out_of_order = 0;
+	uint64_t ud;
+
+	r = mount_ext4(self, why, sizeof(why));
+	if (r == 1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r);
 
 	memset(buf, 0x5a, sizeof(buf));
 	for (i = 0; i < EXT4_FILES; i++) {
@@ -450,6 +525,154 @@ TEST_F(order, sorted_files_in_physical_order)
 		prev = blocks[ud];
 	}
 	for (i = 0; i < EXT4_FILES; i++)
+		close(fds[i]);
+}
+
+/* FIEMAP's flags of @fd's first extent (no sync), or -errno. */
+static long first_extent_flags(int fd)
+{
+	union {
+		struct fiemap fm;
+		char buf[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.fm.fm_length = FIEMAP_MAX_OFFSET;
+	u.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &u.fm))
+		return -errno;
+	if (!u.fm.fm_mapped_extents)
+		return -ENODATA;
+	return u.fm.fm_extents[0].fe_flags;
+}
+
+/*
+ * Locating a job does not write back its file: a dirty file (delayed
+ * allocation on ext4) is not located (it sorts as 0).  Before, bmap()
+ * wrote back the file of every job a sorting submitter submitted.
+ */
+TEST_F(order, sorted_dirty_file_not_written_back)
+{
+	char path[128], buf[12288], why[96];
+	uint64_t ud;
+	long fl;
+	int fd, r;
+
+	r = mount_ext4(self, why, sizeof(why));
+	if (r == 1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r);
+	snprintf(path, sizeof(path), "%s/dirty", self->mnt);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	memset(buf, 0x5a, sizeof(buf));
+	ASSERT_EQ((ssize_t)sizeof(buf), write(fd, buf, sizeof(buf)));
+	fl = first_extent_flags(fd);
+	ASSERT_LE(0, fl);
+	if (!(fl & FIEMAP_EXTENT_DELALLOC)) {
+		close(fd);
+		SKIP(return, "no delayed allocation on this ext4 (%#lx)", fl);
+	}
+	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_SORTED));
+	ASSERT_EQ(1, submit_at(self->sub, fd, 0, 1));
+	fl = first_extent_flags(fd);
+	EXPECT_NE(0, fl & FIEMAP_EXTENT_DELALLOC)
+		TH_LOG("the file was written back (extent flags %#lx)", fl);
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(1ULL, ud);
+	close(fd);
+}
+
+/* Drop CAP_SYS_RAWIO from the calling thread's effective set. */
+static int drop_rawio(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_SYS_RAWIO / 32].effective &= ~(1U << (CAP_SYS_RAWIO % 32));
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* A child without CAP_SYS_RAWIO submits @n jobs (@fds, user_data @uds). */
+static int submit_unprivileged(int sfd, const int *fds, const uint64_t *uds,
+			       int n)
+{
+	pid_t pid = fork();
+	int i, r;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		r = drop_rawio();
+		for (i = 0; !r && i < n; i++)
+			r = submit_at(sfd, fds[i], 0, uds[i]) == 1 ? 0 : 1;
+		_exit(r ? 1 : 0);
+	}
+	return iopa_wait_exit(pid);
+}
+
+/*
+ * Without CAP_SYS_RAWIO (which FIBMAP needs) a file is located by its
+ * inode number, not by bmap(): two files whose blocks are in the
+ * opposite order from their inodes go in inode order for an
+ * unprivileged submitter, in block order for a privileged one.
+ */
+TEST_F(order, sorted_unprivileged_by_inode)
+{
+	char path[128], buf[12288], why[96];
+	int fds[2], blocks[2], sfds[2], i, r;
+	uint64_t uds[2], ud;
+	struct stat st[2];
+
+	r = mount_ext4(self, why, sizeof(why));
+	if (r == 1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r);
+	memset(buf, 0x5a, sizeof(buf));
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", self->mnt, i);
+		fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, fstat(fds[i], &st[i]));
+	}
+	/* the later inode's data first: its blocks come first */
+	for (i = 1; i >= 0; i--) {
+		ASSERT_EQ((ssize_t)sizeof(buf), write(fds[i], buf, sizeof(buf)));
+		ASSERT_EQ(0, fsync(fds[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		blocks[i] = 0;
+		ASSERT_EQ(0, ioctl(fds[i], FIBMAP, &blocks[i]));
+	}
+	if (!(st[0].st_ino < st[1].st_ino && blocks[1] < blocks[0]))
+		SKIP(return, "no inversion: inodes %llu %llu, blocks %d %d",
+		     (unsigned long long)st[0].st_ino,
+		     (unsigned long long)st[1].st_ino, blocks[0], blocks[1]);
+	ASSERT_EQ(0, set_order(self->sub, IOPA_ORDER_SORTED));
+
+	/* submitted 1 then 0, by a child without CAP_SYS_RAWIO */
+	sfds[0] = fds[1];
+	sfds[1] = fds[0];
+	uds[0] = 1;
+	uds[1] = 0;
+	ASSERT_EQ(0, submit_unprivileged(self->sub, sfds, uds, 2));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, next_ud(self->wrk, &ud));
+		EXPECT_EQ((uint64_t)i, ud);	/* inode order */
+	}
+
+	/* the same, privileged: block order */
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(1, submit_at(self->sub, sfds[i], 0, uds[i] + 10));
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(11ULL, ud);
+	ASSERT_EQ(0, next_ud(self->wrk, &ud));
+	EXPECT_EQ(10ULL, ud);
+	for (i = 0; i < 2; i++)
 		close(fds[i]);
 }
 

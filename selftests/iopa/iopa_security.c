@@ -50,6 +50,59 @@ static int run_as_nobody(gid_t group, child_fn fn, void *arg)
 	return WEXITSTATUS(status);
 }
 
+/* RLIMIT_NOFILE of the child of pinned_files_charged_to_user */
+#define PIN_LIMIT	32
+
+/*
+ * As nobody, with RLIMIT_NOFILE PIN_LIMIT: PIN_LIMIT jobs pin their file
+ * (one file, PIN_LIMIT references), the next SUBMIT fails with
+ * ETOOMANYREFS, a batch too; a job that ends gives its charge back.
+ */
+static int child_pin_limit(void *arg)
+{
+	struct rlimit rl = { PIN_LIMIT, PIN_LIMIT };
+	struct iopa_work w;
+	int ctx, sub, wrk, file, i;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 40;
+	ctx = iopa_open_ctx();
+	if (ctx < 0)
+		return 41;
+	sub = iopa_submitter_create(ctx, 1);
+	wrk = iopa_worker_create(ctx);
+	file = open(arg, O_RDONLY | O_CLOEXEC);
+	if (sub < 0 || wrk < 0 || file < 0)
+		return 42;
+	for (i = 0; i < PIN_LIMIT; i++)
+		if (iopa_submit_one(sub, file, i) != 1)
+			return 43;
+	if (iopa_submit_one(sub, file, 99) != -ETOOMANYREFS)
+		return 44;
+	if (iopa_submit_many(sub, file, 100, 4) != -ETOOMANYREFS)
+		return 45;
+	/* a job ends: its file is let go, and its charge */
+	if (iopa_fetch_nb(wrk, &w))
+		return 46;
+	close(w.fd);
+	if (iopa_complete(wrk, w.job_id, 0))
+		return 47;
+	if (iopa_submit_one(sub, file, 98) != 1)
+		return 48;
+	if (iopa_submit_one(sub, file, 97) != -ETOOMANYREFS)
+		return 49;
+	/* closing the submitter cancels its pending jobs: all given back */
+	close(sub);
+	sub = iopa_submitter_create(ctx, 1);
+	if (sub < 0 || iopa_submit_many(sub, file, 200, 4) != 4)
+		return 50;
+	close(sub);
+	close(wrk);
+	close(file);
+	close(ctx);
+	return 0;
+}
+
 #define CG_ROOT		"/sys/fs/cgroup"
 #define CG		CG_ROOT "/iopa-test"
 #define CG_JOBS		8192
@@ -631,6 +684,17 @@ TEST_F(sec, jobs_charged_to_memcg)
 	EXPECT_GE(before + 16LL * CG_JOBS, after);
 	close(go[1]);
 	close(done[0]);
+}
+
+/*
+ * The files jobs pin are charged to the submitting user, as files in
+ * flight with SCM_RIGHTS are (RLIMIT_NOFILE, ETOOMANYREFS): before, a
+ * user could pin max_total_jobs files beyond its limit.
+ */
+TEST_F(sec, pinned_files_charged_to_user)
+{
+	ASSERT_EQ(0, set_node(_metadata, self, IOPA_GROUP, 0660));
+	EXPECT_EQ(0, run_as_nobody(IOPA_GROUP, child_pin_limit, self->path));
 }
 
 TEST_HARNESS_MAIN

@@ -259,6 +259,14 @@ static inline int iopa_cancel(int sfd, uint64_t user_data, uint32_t flags)
 	return iopa_ioctl(sfd, IOPA_IOC_CANCEL, &c);
 }
 
+/* Set the submitter's job lease (0: none): 0 or -errno. */
+static inline int iopa_set_lease(int sfd, uint64_t lease_ns)
+{
+	struct iopa_lease l = { .lease_ns = lease_ns };
+
+	return iopa_ioctl(sfd, IOPA_IOC_SET_LEASE, &l);
+}
+
 /* ---- worker side ------------------------------------------------------- */
 
 static inline int iopa_fetch(int wfd, struct iopa_work *w, uint32_t flags,
@@ -866,6 +874,31 @@ static inline int iopa_wait_exit(pid_t pid)
 	if (waitpid(pid, &status, 0) != pid)
 		return -errno;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -ECHILD;
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open	434
+#endif
+
+/*
+ * Wait up to @timeout_ms for the child @pid to end (a pidfd turns
+ * readable when it has exited), then reap it as iopa_wait_exit() does.
+ * -ETIMEDOUT if it is still there (it is not reaped then).
+ */
+static inline int iopa_wait_exit_ms(pid_t pid, int timeout_ms)
+{
+	int pfd = syscall(SYS_pidfd_open, pid, 0);
+	int r;
+
+	if (pfd < 0)
+		return -errno;
+	r = iopa_wait_readable(pfd, timeout_ms);
+	close(pfd);
+	if (r < 0)
+		return r;
+	if (!r)
+		return -ETIMEDOUT;
+	return iopa_wait_exit(pid);
 }
 
 #endif /* IOPA_TEST_H */

@@ -1937,6 +1937,196 @@ TEST_F_TIMEOUT(uring, pending_submit_task_exit, 60)
 	check_all_jobs_freed(_metadata, self);
 }
 
+/*
+ * A child submits one job on the shared submitter fd with its own ring,
+ * reports, waits for the word, then execs a shell that exits: exec
+ * cancels the rings' requests and waits for them (io_uring_task_cancel()).
+ */
+static void exec_child_main(int sfd, const char *path, int rfd, int hfd)
+{
+	struct io_uring r;
+	struct iopa_job j;
+	int rc, fd;
+
+	fd = iopa_err(open(path, O_RDONLY | O_CLOEXEC));
+	rc = fd < 0 ? fd : ring_init(&r, 4, true);
+	if (!rc) {
+		iopa_job_init(&j, fd, 43);
+		rc = ring_submit_job(&r, sfd, &j, 43);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (iopa_write_full(rfd, &rc, sizeof(rc)))
+		_exit(1);
+	iopa_wait_readable(hfd, 60000);
+	execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+	_exit(3);
+}
+
+/* Fork a child running @fn; its report pipe in @rp[0], hold pipe @hp[1]. */
+static pid_t spawn_submit_child(int sfd, const char *path, int rp[2],
+				int hp[2],
+				void (*fn)(int, const char *, int, int))
+{
+	pid_t pid;
+
+	if (pipe2(rp, O_CLOEXEC) || pipe2(hp, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(rp[0]);
+		close(hp[1]);
+		fn(sfd, path, rp[1], hp[0]);
+	}
+	close(rp[1]);
+	close(hp[0]);
+	return pid;
+}
+
+/* Let the child go on, and wait (bounded) for it to end. */
+static int child_go_wait(pid_t pid, int report, int hold, int timeout_ms)
+{
+	int r = iopa_write_full(hold, "x", 1);
+
+	close(hold);
+	if (!r)
+		r = iopa_wait_exit_ms(pid, timeout_ms);
+	close(report);
+	return r;
+}
+
+/*
+ * A job submitted through io_uring runs while its task execs: the
+ * command is detached (CQE -ECANCELED into the dying ring) and the job
+ * runs on for nobody; exec does not wait for it.  Its worker's COMPLETE
+ * still succeeds, and the job and its file are freed.  On 6.1 (no
+ * cancelable commands) the module's monitor does the detaching: before
+ * it did, exec waited for the job's end.
+ */
+TEST_F_TIMEOUT(uring, running_submit_task_exec, 60)
+{
+	struct iopa_stats st;
+	struct iopa_work w;
+	int rp[2], hp[2], rc, ifd;
+	pid_t pid;
+
+	ifd = iopa_watch_close(self->path);
+	ASSERT_LE(0, ifd);
+	pid = spawn_submit_child(self->sub, self->path, rp, hp,
+				 exec_child_main);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, iopa_read_full(rp[0], &rc, sizeof(rc)));
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w));
+	close(w.fd);
+	EXPECT_EQ(43ULL, w.user_data);
+
+	rc = child_go_wait(pid, rp[0], hp[1], IOPA_LONG_MS);
+	EXPECT_EQ(0, rc)
+		TH_LOG("exec waited for the running job (%d)", rc);
+	/* the worker ends the job: accepted, reported nowhere */
+	EXPECT_EQ(0, iopa_complete(self->wrk, w.job_id, 9));
+	if (rc == -ETIMEDOUT)
+		EXPECT_EQ(0, iopa_wait_exit_ms(pid, IOPA_LONG_MS));
+	EXPECT_EQ(1, iopa_close_event(ifd, IOPA_LONG_MS));
+	ASSERT_EQ(0, iopa_get_stats(self->ctx, &st));
+	IOPA_LOG_STATS(&st);
+	EXPECT_EQ(1ULL, st.completed);
+	EXPECT_EQ(0ULL, st.inflight);
+	EXPECT_EQ(0ULL, st.unreaped);
+	EXPECT_TRUE(iopa_stats_consistent(&st));
+	close(ifd);
+	check_all_jobs_freed(_metadata, self);
+}
+
+/*
+ * The worker of a job whose command was cancelled (its task exec'd: exec
+ * returns only once the command is) dies: nobody waits for the job,
+ * which is cancelled, not requeued and run again for nobody.
+ */
+TEST_F_TIMEOUT(uring, orphan_cancelled_when_worker_dies, 60)
+{
+	struct iopa_stats st;
+	struct iopa_work w;
+	int rp[2], hp[2], rc, ifd, w2;
+	pid_t pid;
+
+	ifd = iopa_watch_close(self->path);
+	ASSERT_LE(0, ifd);
+	w2 = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, w2);
+	pid = spawn_submit_child(self->sub, self->path, rp, hp,
+				 exec_child_main);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, iopa_read_full(rp[0], &rc, sizeof(rc)));
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(0, iopa_fetch_wait(w2, &w));
+	close(w.fd);
+	/* the command is cancelled by the exec ... */
+	ASSERT_EQ(0, child_go_wait(pid, rp[0], hp[1], IOPA_LONG_MS));
+
+	/* ... then the worker dies */
+	close(w2);
+	EXPECT_EQ(1, iopa_close_event(ifd, IOPA_LONG_MS));
+	EXPECT_EQ(-EAGAIN, iopa_fetch_nb(self->wrk, &w));
+	ASSERT_EQ(0, iopa_get_stats(self->ctx, &st));
+	IOPA_LOG_STATS(&st);
+	EXPECT_EQ(0ULL, st.requeued);
+	EXPECT_EQ(1ULL, st.cancelled);
+	EXPECT_EQ(0ULL, st.pending);
+	EXPECT_EQ(0ULL, st.inflight);
+	EXPECT_TRUE(iopa_stats_consistent(&st));
+	close(ifd);
+	check_all_jobs_freed(_metadata, self);
+}
+
+/*
+ * An io_uring job requeued after its worker died, whose task then exits
+ * with the job pending: it is cancelled, and the ring goes.  On 6.1 the
+ * monitor looked only at submit and park time: a requeued job was never
+ * watched again and io_uring's exit work waited for it forever.  The
+ * 300 ms wait lets the 6.1 monitor see nothing to watch and stop, which
+ * is what made the old module lose the job; the test does not depend on
+ * it passing.
+ */
+TEST_F_TIMEOUT(uring, requeued_submit_task_exit, 60)
+{
+	struct iopa_stats st;
+	struct iopa_work w;
+	int rp[2], hp[2], rc, ifd, w2;
+	pid_t pid;
+
+	ifd = iopa_watch_close(self->path);
+	ASSERT_LE(0, ifd);
+	pid = spawn_submit_child(self->sub, self->path, rp, hp,
+				 submit_child_main);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, iopa_read_full(rp[0], &rc, sizeof(rc)));
+	ASSERT_EQ(0, rc);
+	/* made after the fork: the child must not hold it open */
+	w2 = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, w2);
+	ASSERT_EQ(0, iopa_fetch_wait(w2, &w));
+	close(w.fd);
+	usleep(300 * 1000);
+	close(w2);
+	ASSERT_EQ(0, iopa_get_stats(self->ctx, &st));
+	EXPECT_EQ(1ULL, st.pending);
+	EXPECT_EQ(1ULL, st.requeued);
+
+	ASSERT_EQ(0, child_go_wait(pid, rp[0], hp[1], IOPA_LONG_MS));
+	EXPECT_EQ(1, iopa_close_event(ifd, IOPA_LONG_MS));
+	ASSERT_EQ(0, iopa_get_stats(self->ctx, &st));
+	IOPA_LOG_STATS(&st);
+	EXPECT_EQ(1ULL, st.cancelled);
+	EXPECT_EQ(0ULL, st.pending);
+	EXPECT_TRUE(iopa_stats_consistent(&st));
+	close(ifd);
+	check_all_jobs_freed(_metadata, self);
+}
+
 /* ---- 8. ioctl and io_uring submitters in one context -------------------- */
 
 #define MIX_JOBS	4

@@ -286,6 +286,8 @@ static bool errno_ok(int e)
 	case EINTR: case ETIMEDOUT: case ENOENT: case EALREADY: case ENOSPC:
 	case EMFILE: case ENFILE: case ENOMEM: case EBUSY: case ECANCELED:
 	case EPERM: case EACCES: case EOVERFLOW: case EOPNOTSUPP:
+	case ETIME:		/* COMPLETE of a job whose lease ended */
+	case ETOOMANYREFS:	/* the user pins RLIMIT_NOFILE files */
 		return true;
 	}
 	return false;
@@ -345,6 +347,7 @@ static void do_ioctl(char *buf, char *guarded)
 		IOPA_IOC_GET_LIMIT, IOPA_IOC_SET_ADAPT, IOPA_IOC_GET_STATE,
 		IOPA_IOC_SET_ORDER, IOPA_IOC_FETCH, IOPA_IOC_COMPLETE,
 		IOPA_IOC_COMPLETE_AND_FETCH, IOPA_IOC_LIST_SUBMITTERS,
+		IOPA_IOC_SET_LEASE, IOPA_IOC_GET_LEASE,
 	};
 	unsigned long cmd, max;
 	void *argp;
@@ -448,6 +451,16 @@ static void do_ioctl(char *buf, char *guarded)
 		if (!below(8))
 			mutate(a, sizeof(*a));
 		fd = get_fd(below(8) ? K_WRK : K_NONE);
+		break;
+	}
+	case IOPA_IOC_SET_LEASE: {
+		struct iopa_lease *a = (void *)buf;
+
+		/* none, or 1..50 ms: jobs of the run taken back now and then */
+		a->lease_ns = below(2) ? 0 : IOPA_LEASE_MIN_NS * (1 + below(50));
+		if (!below(8))
+			mutate(a, sizeof(*a));
+		fd = get_fd(below(8) ? K_SUB : K_NONE);
 		break;
 	}
 	case IOPA_IOC_COMPLETE: {

@@ -67,6 +67,8 @@
  * weight, sharers, group_cycles.
  */
 #define IOPA_FEAT_SHARE		_BITULL(8)
+/* Job leases: IOPA_IOC_SET_LEASE, _GET_LEASE, IOPA_CQE_F_LEASE_EXPIRED. */
+#define IOPA_FEAT_LEASE		_BITULL(9)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -173,6 +175,12 @@ struct iopa_submit {
 #define IOPA_CQE_F_REQUEUED	0x2U
 /* The job ended because the worker holding it died. */
 #define IOPA_CQE_F_WORKER_DIED	0x4U
+/*
+ * The job ran past its submitter's lease and was taken back from its
+ * worker, as from a worker that died: with IOPA_CQE_F_REQUEUED if it was
+ * requeued (and ran again), with IOPA_CQE_F_CANCELED if it was not.
+ */
+#define IOPA_CQE_F_LEASE_EXPIRED	0x8U
 
 /**
  * struct iopa_cqe - one completion, as reaped
@@ -339,10 +347,11 @@ struct iopa_adapt {
  * @reserved: zero
  *
  * Jobs submitted while a submitter is in IOPA_ORDER_SORTED or _CSCAN are
- * located at submission (which may write back the file's dirty pages
- * first, as FIBMAP does); jobs submitted in FIFO order, and jobs whose
- * file has no physical location (no ->bmap, a hole, inline data), sort
- * as block 0.
+ * located at submission: a block device by offset; a regular file by its
+ * physical block (bmap(), as FIBMAP) for a caller with CAP_SYS_RAWIO
+ * unless it has dirty pages, else by inode number.  Jobs submitted in
+ * FIFO order, and jobs whose file has no location (dirty, a hole, inline
+ * data), sort as 0.
  */
 struct iopa_order {
 	__u32	order;
@@ -440,6 +449,30 @@ struct iopa_done {
 	__u32	flags;
 	__u64	reserved;
 };
+
+/**
+ * struct iopa_lease - argument of IOPA_IOC_SET_LEASE and _GET_LEASE
+ * @lease_ns: how long a job of the submitter may run (from its fetch)
+ *	before it is taken back from its worker; 0: no lease
+ * @flags: zero (no flags are defined yet)
+ * @reserved0: zero
+ * @reserved: zero
+ *
+ * A job taken back is requeued once, or cancelled (IOPA_JOB_F_NO_REQUEUE,
+ * or it was requeued already), exactly as a job whose worker died; its
+ * completion has IOPA_CQE_F_LEASE_EXPIRED.  The worker's COMPLETE of it
+ * then fails with ETIME.
+ */
+struct iopa_lease {
+	__u64	lease_ns;
+	__u32	flags;
+	__u32	reserved0;
+	__u64	reserved[2];
+};
+
+/* The shortest and longest lease (0 is none). */
+#define IOPA_LEASE_MIN_NS	1000000ULL		/* 1 ms */
+#define IOPA_LEASE_MAX_NS	86400000000000ULL	/* a day */
 
 /* Work flags (struct iopa_work.flags). */
 /* The job was requeued after the worker that held it before died. */
@@ -652,6 +685,8 @@ struct iopa_uring_fetch {
 #define IOPA_IOC_SET_ADAPT	_IOW(IOPA_IOC_MAGIC, 0x15, struct iopa_adapt)
 #define IOPA_IOC_GET_STATE	_IOR(IOPA_IOC_MAGIC, 0x16, struct iopa_state)
 #define IOPA_IOC_SET_ORDER	_IOW(IOPA_IOC_MAGIC, 0x17, struct iopa_order)
+#define IOPA_IOC_SET_LEASE	_IOW(IOPA_IOC_MAGIC, 0x18, struct iopa_lease)
+#define IOPA_IOC_GET_LEASE	_IOR(IOPA_IOC_MAGIC, 0x19, struct iopa_lease)
 
 /* Worker fd. */
 #define IOPA_IOC_FETCH		_IOWR(IOPA_IOC_MAGIC, 0x20, struct iopa_fetch)
