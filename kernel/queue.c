@@ -212,12 +212,16 @@ void iopa_job_free_list(struct list_head *gc)
 
 /* ---- dispatch --------------------------------------------------------- */
 
-/* The lease of the first running job ends at @end_ns: be there then. */
+/*
+ * The lease of the first running job ends at @end_ns: be there then, not
+ * at the time a timer still pending was armed for (a longer lease since
+ * changed, with no job running): mod, not queue.
+ */
 static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
 {
 	lockdep_assert_held(&sub->ctx->lock);
-	queue_delayed_work(system_wq, &sub->lease_work,
-			   end_ns > now ? nsecs_to_jiffies(end_ns - now) + 1 : 0);
+	mod_delayed_work(system_wq, &sub->lease_work,
+			 end_ns > now ? nsecs_to_jiffies(end_ns - now) + 1 : 0);
 }
 
 static bool iopa_sub_dispatchable(const struct iopa_submitter *sub)
