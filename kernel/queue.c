@@ -378,6 +378,18 @@ void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc)
 }
 
 /*
+ * The id a worker names this run of @job by: the job's own id, with
+ * IOPA_JOB_ID_RERUN once it was requeued.  A late COMPLETE of the run
+ * taken back (its lease ended) then cannot end the next run, even when
+ * the same worker fd fetched it again.
+ */
+static u64 iopa_job_run_id(const struct iopa_kjob *job)
+{
+	return job->id | (job->cqe_flags & IOPA_CQE_F_REQUEUED ?
+			  IOPA_JOB_ID_RERUN : 0);
+}
+
+/*
  * Nobody will see the job's end: its submitter closed, or its io_uring
  * command was cancelled.  Such a job is cancelled where another would
  * be requeued (its worker died, or could not be handed it).
@@ -446,7 +458,8 @@ static void iopa_lease_work_fn(struct work_struct *work)
 			break;
 		}
 		w = job->worker;
-		w->expired[w->expired_next++ % IOPA_WORKER_EXPIRED] = job->id;
+		w->expired[w->expired_next++ % IOPA_WORKER_EXPIRED] =
+			iopa_job_run_id(job);
 		iopa_job_take_back(job, IOPA_CQE_F_LEASE_EXPIRED, &gc);
 		n++;
 	}
@@ -1084,7 +1097,7 @@ int iopa_worker_complete_locked(struct iopa_worker *w,
 
 	lockdep_assert_held(&w->ctx->lock);
 	list_for_each_entry(job, &w->held, node) {
-		if (job->id != done->job_id)
+		if (iopa_job_run_id(job) != done->job_id)
 			continue;
 		iopa_adapt_job_done(job);
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
@@ -1128,7 +1141,7 @@ static long iopa_worker_complete(struct iopa_worker *w, void __user *argp)
 struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work)
 {
 	memset(work, 0, sizeof(*work));
-	work->job_id = job->id;
+	work->job_id = iopa_job_run_id(job);
 	work->user_data = job->user_data;
 	work->offset = job->offset;
 	work->len = job->len;
@@ -1155,7 +1168,7 @@ void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry(job, &w->held, node) {
-		if (job->id != job_id)
+		if (iopa_job_run_id(job) != job_id)
 			continue;
 		if (iopa_job_unwanted(job)) {
 			/* Its submitter or its command went away meanwhile. */
@@ -1202,7 +1215,7 @@ int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
 	/* Its I/O from now on is the current task's. */
 	spin_lock(&w->ctx->lock);
 	list_for_each_entry(job, &w->held, node) {
-		if (job->id == work->job_id) {
+		if (iopa_job_run_id(job) == work->job_id) {
 			iopa_adapt_job_started(job);
 			break;
 		}

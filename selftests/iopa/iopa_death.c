@@ -141,7 +141,9 @@ TEST_F(death, worker_killed_requeued)
 	/* the same job, requeued at the head (before job 2), marked so */
 	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w));
 	close(w.fd);
-	EXPECT_EQ(cw.job_id, w.job_id);
+	/* a rerun: its own run id, the same job */
+	EXPECT_EQ(cw.job_id | IOPA_JOB_ID_RERUN, w.job_id);
+	EXPECT_EQ(cw.job_id, IOPA_JOB_ID(w.job_id));
 	EXPECT_EQ(1ULL, w.user_data);
 	EXPECT_EQ((__u32)IOPA_WORK_F_REQUEUED, w.flags);
 	EXPECT_EQ(cw.offset, w.offset);
@@ -214,7 +216,7 @@ TEST_F_TIMEOUT(death, requeue_wakes_waiting_worker, 60)
 	iopa_thread_finish(th, t.efd);
 	ASSERT_EQ(0, t.rc);
 	close(t.w.fd);
-	EXPECT_EQ(cw.job_id, t.w.job_id);
+	EXPECT_EQ(cw.job_id | IOPA_JOB_ID_RERUN, t.w.job_id);
 	EXPECT_EQ((__u32)IOPA_WORK_F_REQUEUED, t.w.flags);
 	ASSERT_EQ(0, iopa_complete(self->wrk, t.w.job_id, 0));
 	close(t.efd);
@@ -320,7 +322,7 @@ TEST_F(death, worker_killed_twice)
 
 	ASSERT_EQ(0, spawn_worker_child(self->ctx, &child));
 	ASSERT_EQ(0, worker_child_report(&child, &cw2));
-	EXPECT_EQ(cw1.job_id, cw2.job_id);
+	EXPECT_EQ(cw1.job_id | IOPA_JOB_ID_RERUN, cw2.job_id);
 	EXPECT_EQ((__u32)IOPA_WORK_F_REQUEUED, cw2.flags);
 	ASSERT_EQ(0, worker_child_kill(&child));
 
@@ -727,7 +729,7 @@ TEST_F(death, lease_expired_requeued)
 	/* the lease ends: the job comes back, to a worker that waits */
 	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w2));
 	close(w2.fd);
-	EXPECT_EQ(w1.job_id, w2.job_id);
+	EXPECT_EQ(w1.job_id | IOPA_JOB_ID_RERUN, w2.job_id);
 	EXPECT_EQ((__u32)IOPA_WORK_F_REQUEUED, w2.flags);
 	EXPECT_EQ(-ETIME, iopa_complete(hung, w1.job_id, 1));
 	ASSERT_EQ(0, iopa_complete(self->wrk, w2.job_id, 2));
@@ -787,13 +789,59 @@ TEST_F(death, lease_expired_twice_cancelled)
 	close(w1.fd);
 	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w2));
 	close(w2.fd);
-	EXPECT_EQ(w1.job_id, w2.job_id);
+	EXPECT_EQ(w1.job_id | IOPA_JOB_ID_RERUN, w2.job_id);
 
 	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
 	EXPECT_EQ(-ECANCELED, c.res);
 	EXPECT_EQ((__u32)(IOPA_CQE_F_CANCELED | IOPA_CQE_F_REQUEUED |
 			  IOPA_CQE_F_LEASE_EXPIRED), c.flags);
 	EXPECT_EQ(-ETIME, iopa_complete(self->wrk, w2.job_id, 0));
+	EXPECT_EQ(1, iopa_close_event(self->ifd, IOPA_LONG_MS));
+}
+
+/*
+ * The same worker fd fetches the job its lease took back: the late
+ * COMPLETE of the first run fails with ETIME and leaves the rerun
+ * running; the rerun's own COMPLETE ends the job, with its result.
+ * (Before run ids, the late COMPLETE ended the rerun and the rerun's
+ * COMPLETE failed with ENOENT.)
+ */
+TEST_F(death, lease_late_complete_spares_rerun)
+{
+	struct iopa_work w1, w2;
+	struct iopa_cqe c;
+	int fd, ret;
+
+	/* long enough for the two calls that follow the rerun's fetch */
+	ASSERT_EQ(0, iopa_set_lease(self->sub, 10 * LEASE_NS));
+	fd = open_job_file(self->path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, iopa_submit_one(self->sub, fd, 10));
+	close(fd);
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w1));
+	close(w1.fd);
+	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w2));
+	close(w2.fd);
+	ASSERT_EQ((__u32)IOPA_WORK_F_REQUEUED, w2.flags);
+	/* clear the lease: the rerun must not be taken back meanwhile */
+	ASSERT_EQ(0, iopa_set_lease(self->sub, 0));
+
+	EXPECT_EQ(-ETIME, iopa_complete(self->wrk, w1.job_id, 1));
+	ret = iopa_complete(self->wrk, w2.job_id, 2);
+
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &c));
+	EXPECT_EQ(w1.job_id, c.job_id);
+	if (ret == -ETIME) {
+		/* a slow guest: the rerun's lease ended before it was cleared */
+		EXPECT_EQ(-ECANCELED, c.res);
+		EXPECT_EQ((__u32)(IOPA_CQE_F_CANCELED | IOPA_CQE_F_REQUEUED |
+				  IOPA_CQE_F_LEASE_EXPIRED), c.flags);
+	} else {
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(2, c.res);
+		EXPECT_EQ((__u32)(IOPA_CQE_F_REQUEUED |
+				  IOPA_CQE_F_LEASE_EXPIRED), c.flags);
+	}
 	EXPECT_EQ(1, iopa_close_event(self->ifd, IOPA_LONG_MS));
 }
 

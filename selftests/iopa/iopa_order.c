@@ -401,7 +401,7 @@ TEST_F(order, sorted_requeue_after_worker_death)
 	ASSERT_EQ(0, iopa_fetch_nb(w2, &w));
 	close(w.fd);
 	EXPECT_EQ(10ULL, w.user_data);
-	EXPECT_EQ(job_id, w.job_id);
+	EXPECT_EQ(job_id | IOPA_JOB_ID_RERUN, w.job_id);
 	ASSERT_EQ(0, iopa_complete(w2, w.job_id, 0));
 	ASSERT_EQ(0, next_ud(w2, &ud));
 	EXPECT_EQ(20ULL, ud);

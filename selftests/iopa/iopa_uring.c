@@ -2228,7 +2228,7 @@ TEST_F_TIMEOUT(uring, ring_worker_killed_requeued, 60)
 	/* requeued once, to another worker */
 	ASSERT_EQ(0, iopa_fetch_wait(self->wrk, &w));
 	close(w.fd);
-	EXPECT_EQ(rep.w.job_id, w.job_id);
+	EXPECT_EQ(rep.w.job_id | IOPA_JOB_ID_RERUN, w.job_id);
 	EXPECT_EQ(77ULL, w.user_data);
 	EXPECT_EQ((__u32)IOPA_WORK_F_REQUEUED, w.flags);
 	EXPECT_EQ(-ETIME, ring_wait(&r, &cqe, 0));

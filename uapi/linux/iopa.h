@@ -474,13 +474,24 @@ struct iopa_lease {
 #define IOPA_LEASE_MIN_NS	1000000ULL		/* 1 ms */
 #define IOPA_LEASE_MAX_NS	86400000000000ULL	/* a day */
 
+/*
+ * Set in struct iopa_work.job_id for a job's second run (after its
+ * worker died or its lease ended); IOPA_JOB_ID() gives the job's id, as
+ * the submitter knows it.  Job ids never have this bit set.
+ */
+#define IOPA_JOB_ID_RERUN	_BITULL(63)
+#define IOPA_JOB_ID(run_id)	((run_id) & ~IOPA_JOB_ID_RERUN)
+
 /* Work flags (struct iopa_work.flags). */
 /* The job was requeued after the worker that held it before died. */
 #define IOPA_WORK_F_REQUEUED	0x1U
 
 /**
  * struct iopa_work - a job, as fetched by a worker
- * @job_id: id to pass back in struct iopa_done
+ * @job_id: id to pass back in struct iopa_done: it names this run of the
+ *	job: the submitter's job id, with IOPA_JOB_ID_RERUN set when the
+ *	job was requeued (IOPA_WORK_F_REQUEUED), so a late COMPLETE of the
+ *	run taken back fails (ETIME) instead of ending the rerun
  * @user_data: the submitter's user_data
  * @offset: byte range start
  * @len: byte range length
