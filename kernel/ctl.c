@@ -171,7 +171,11 @@
  * if it did not pay.
  * Then STEADY: the level at the
  * base is watched, and one probe pair at the finest step is made after 8
- * normal cycles, doubling the wait up to 8 times while nothing changes.
+ * normal cycles, doubling the wait up to 8 times while nothing changes;
+ * after a move the noise could not judge (FLAT, won on the point
+ * estimate), after 8 samples, doubling likewise: 8 normal cycles are 80
+ * evidence cycles of 100 ms, and one such move from 2 jobs to 1 cost a
+ * guest run on the model disk 12%.
  *
  * Level shifts.  Two samples in a row off the level the same way by more
  * than 3 standard errors and 1000 - decrease_permille (in STEADY; in the
@@ -348,7 +352,10 @@ enum {
 	IOPA_CTL_BR_SHIFT_CYCLES	= 2,
 	IOPA_CTL_BR_SHIFT_MS		= 500,
 
-	/* STEADY: probe after this many normal cycles, doubling up to 8x. */
+	/*
+	 * STEADY: probe after this many normal cycles (samples, after a
+	 * move within the noise), doubling up to 8x.
+	 */
 	IOPA_CTL_BR_REPROBE_CYCLES	= 8,
 	IOPA_CTL_BR_REPROBE_MAX_SHIFT	= 3,
 
@@ -1232,6 +1239,7 @@ static void iopa_ctl_br_steady(struct iopa_ctl *c,
 	c->mode = IOPA_CTL_MODE_STEADY;
 	c->br_wide = 0;
 	c->steady_ms = 0;
+	c->br_steady_n = 0;
 	iopa_ctl_br_shift_clear(c);
 	c->reprobe_ms = IOPA_CTL_BR_REPROBE_CYCLES * p->normal_cycle_ms <<
 			c->reprobes;
@@ -1374,7 +1382,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 			      const struct iopa_ctl_sample *s)
 {
 	enum iopa_ctl_br_verdict v;
-	bool up = c->limit > c->base, lean_big;
+	bool up = c->limit > c->base, lean_big, flat;
 	u32 m;
 
 	v = iopa_ctl_br_judge(c, p, false, &lean_big);
@@ -1385,7 +1393,10 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 	 * point estimate favours it: on a flat top the extra jobs do not pay
 	 * (down wins), below a knee they do (up wins).
 	 */
-	if (v == IOPA_CTL_BR_FLAT)
+	flat = v == IOPA_CTL_BR_FLAT;
+	if (!flat)
+		c->br_unsure = 0;
+	if (flat)
 		v = lean_big ? IOPA_CTL_BR_BIG : IOPA_CTL_BR_SMALL;
 	if ((up && v == IOPA_CTL_BR_BIG) || (!up && v == IOPA_CTL_BR_SMALL)) {
 		/*
@@ -1394,6 +1405,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 		 */
 		c->from = c->base;
 		c->base = c->limit;
+		c->br_unsure = flat;
 		c->rejected = 0;
 		iopa_ctl_br_set_ref(c);
 		c->reprobes = 0;
@@ -1496,8 +1508,9 @@ static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
  * by more than 1000 - decrease_permille), lasting IOPA_CTL_BR_SHIFT_MS
  * (iopa_ctl_br_shift_lasts()), mean the device or the load changed:
  * start up again (iopa_ctl_br_restart()).  Otherwise probe once after
- * reprobe_ms, waiting twice as long after each probe that changed
- * nothing.
+ * reprobe_ms, or after IOPA_CTL_BR_REPROBE_CYCLES samples if the move
+ * to the base was within the noise (br_unsure), waiting twice as long
+ * after each probe that changed nothing.
  */
 static void iopa_ctl_br_watch(struct iopa_ctl *c,
 			      const struct iopa_ctl_params *p,
@@ -1520,7 +1533,11 @@ static void iopa_ctl_br_watch(struct iopa_ctl *c,
 	iopa_ctl_br_shift_clear(c);
 	iopa_ctl_hist_push(c, s->tput);
 	c->steady_ms += s->elapsed_ms;
-	if (c->steady_ms < c->reprobe_ms)
+	if (c->br_steady_n < 255)
+		c->br_steady_n++;
+	if (c->steady_ms < c->reprobe_ms &&
+	    !(c->br_unsure &&
+	      c->br_steady_n >= IOPA_CTL_BR_REPROBE_CYCLES << c->reprobes))
 		return;
 	if (c->reprobes < IOPA_CTL_BR_REPROBE_MAX_SHIFT)
 		c->reprobes++;

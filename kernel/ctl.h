@@ -259,6 +259,10 @@ struct iopa_ctl_sample {
  *	doublings that paid)
  * @br_wide: bracket: the first doubling did not pay: probes down may
  *	halve the base (else a quarter at most) until STEADY
+ * @br_unsure: bracket: the last probe was judged within the noise
+ *	(FLAT, settled by the point estimate): STEADY re-probes after
+ *	IOPA_CTL_BR_REPROBE_CYCLES samples, not after @reprobe_ms
+ * @br_steady_n: bracket: samples taken in STEADY since the last probe
  * @br_start: bracket: the limit start-up begins at, and the lowest a
  *	restart after a level shift begins at (1 on a rotational device;
  *	kept under every policy, for a switch to bracket)
@@ -301,6 +305,8 @@ struct iopa_ctl {
 	u8 br_settle;
 	u8 br_streak;
 	u8 br_wide;
+	u8 br_unsure;
+	u8 br_steady_n;
 	u32 br_start;
 };
 

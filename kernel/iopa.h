@@ -219,6 +219,9 @@ struct iopa_adapt_cycle {
  * @group_node: the group's lock: on the group's members
  * @group_demand: L: demand since the group's last cycle
  * @group_active: the group's lock: active at the last split
+ * @group_crank: the group's lock: at the last split, the rank of this
+ *	submitter's cgroup among the active ones (set on its first active
+ *	member only)
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
  * @group_cycles: L: the group's cycles at the last split
@@ -273,6 +276,7 @@ struct iopa_submitter {
 	struct list_head	group_node;	/* group */
 	bool			group_demand;	/* L */
 	bool			group_active;	/* group */
+	u32			group_crank;	/* group */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
 	u32			group_cycles;	/* L */
