@@ -96,6 +96,21 @@ void iopa_blkstat_track(dev_t dev)
 	spin_unlock(&iopa_blkdevs_lock);
 }
 
+/**
+ * iopa_blkstat_bytes() - bytes a device has completed, everyone's
+ * @dev: the device
+ *
+ * Return: the bytes of the requests @dev completed since it was first
+ * tracked (iopa_blkstat_track()); 0 if it is not tracked or the
+ * tracepoint could not be attached.
+ */
+u64 iopa_blkstat_bytes(dev_t dev)
+{
+	struct iopa_blkdev *d = iopa_blkdev_find(dev);
+
+	return d ? atomic64_read(&d->bytes) : 0;
+}
+
 static int iopa_devices_show(struct seq_file *m, void *v)
 {
 	int i, n = atomic_read_acquire(&iopa_nr_blkdevs);

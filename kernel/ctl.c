@@ -361,6 +361,22 @@ enum {
 
 	/* The start limit when init_limit is 0. */
 	IOPA_CTL_BR_INIT_LIMIT		= 4,
+
+	/*
+	 * Others' share of the device (per mille of what it completed,
+	 * over a window): from BUSY up a competitor reads; up to QUIET
+	 * nobody else does to speak of (the members' own metadata, the
+	 * edges of the window).
+	 */
+	IOPA_CTL_BR_FOREIGN_BUSY	= 400,
+	IOPA_CTL_BR_FOREIGN_QUIET	= 50,
+};
+
+/* bracket: others' share of the device (iopa_ctl.br_foreign). */
+enum {
+	IOPA_CTL_FOREIGN_UNKNOWN,
+	IOPA_CTL_FOREIGN_QUIET,
+	IOPA_CTL_FOREIGN_BUSY,
 };
 
 static const char * const iopa_ctl_policy_names[IOPA_CTL_NR_POLICIES] = {
@@ -1431,17 +1447,16 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 }
 
 /*
- * The device or the load changed: start up again from a quarter of the
- * base (not below the start limit, nor above the base), doubling while
- * a doubling pays.
- * Where the knee went is unknown; doublings find it in log2 steps either
+ * The device or the load changed: start up again from @t (not below the
+ * start limit, nor above the base), doubling while a doubling pays:
+ * from a quarter of the base after a level shift (iopa_ctl_br_restart()),
+ * from the start limit when a competitor came or went
+ * (iopa_ctl_br_foreign()).  Where the knee went is unknown; doublings find it in log2 steps either
  * way, where probes a quarter of the base apart cross a plateau one pair
  * at a time (a disk whose best is one job, flat from two on).
  */
-static void iopa_ctl_br_restart(struct iopa_ctl *c)
+static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 {
-	u32 t = c->base / 4;
-
 	if (t < c->br_start)
 		t = c->br_start;
 	if (t > c->base)
@@ -1450,12 +1465,93 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
 	c->base = iopa_ctl_clamp(c, t);
 	c->br_streak = 0;
 	c->br_wide = 0;
+	c->br_unsure = 0;
+	c->br_restarted = 1;
 	c->reprobes = 0;
 	iopa_ctl_br_shift_clear(c);
 	c->br_ref_at = 0;
 	iopa_ctl_br_search(c, 1, 1);
 	iopa_ctl_hist_clear(c);
 	iopa_ctl_br_move(c, c->base);
+}
+
+static void iopa_ctl_br_restart(struct iopa_ctl *c)
+{
+	iopa_ctl_br_restart_from(c, c->base / 4);
+}
+
+/*
+ * Others' reading of the device: a competitor that starts or stops moves
+ * the knee (a disk whose best is one job alone wants many against fio,
+ * to hold its share, and one again when fio is gone), often without a
+ * level shift at the limit the controller is at (the model disk read
+ * 1 MB files at 10 jobs as fast with fio as without: the controller
+ * stayed at 10 after fio, where 1 reads 30% faster).  Others' share of
+ * what the device completed (@s->dev_tput less @s->tput), summed over a
+ * window of at least IOPA_CTL_BR_SHIFT_MS (jobs are credited when they
+ * end, the device as it reads: short cycles swing), transient cycles
+ * included (others read whatever our limit), is BUSY or QUIET, or
+ * neither; two windows in a row settle it.  QUIET
+ * is nearly nothing: a competitor squeezed by many jobs of ours still
+ * has its share (fio at depth 4 against 64 jobs: 15%).  A change of the
+ * settled state starts up again from the start limit:
+ * the knee may be anywhere, even in a start-up after such a restart
+ * (with 1 MB jobs on a disk its doublings take seconds).  In the first
+ * start-up the state is only noted: its windows hold the cold start's
+ * metadata reads, and the start-up finds the knee anyway.
+ *
+ * Return: true if the controller started up again.
+ */
+static bool iopa_ctl_br_foreign(struct iopa_ctl *c,
+				const struct iopa_ctl_sample *s)
+{
+	u32 share, state, old = c->br_foreign;
+	u64 ms = s->elapsed_ms ? s->elapsed_ms : 1, sh;
+
+	if (!s->dev_tput || !s->block_io)
+		return false;
+	/* Bytes of the cycle, back from the rates. */
+	c->br_fdev += div64_u64(s->dev_tput * ms, 1000);
+	if (s->dev_tput > s->tput)
+		c->br_fothers += div64_u64((s->dev_tput - s->tput) * ms, 1000);
+	if (c->br_fms < IOPA_CTL_BR_SHIFT_MS)
+		c->br_fms += s->elapsed_ms;
+	if (c->br_fms < IOPA_CTL_BR_SHIFT_MS || !c->br_fdev)
+		return false;
+	sh = iopa_ctl_muldiv(c->br_fothers, 1000, c->br_fdev);
+	share = sh < 1000 ? (u32)sh : 1000;
+	c->br_fothers = 0;
+	c->br_fdev = 0;
+	c->br_fms = 0;
+	if (share >= IOPA_CTL_BR_FOREIGN_BUSY)
+		state = IOPA_CTL_FOREIGN_BUSY;
+	else if (share <= IOPA_CTL_BR_FOREIGN_QUIET)
+		state = IOPA_CTL_FOREIGN_QUIET;
+	else
+		state = IOPA_CTL_FOREIGN_UNKNOWN;
+	/*
+	 * Two windows in a row: more jobs in flight at a window's end than
+	 * at its start (a ramp, larger files) read as others' bytes in one
+	 * window, and the next gives them back.
+	 */
+	if (state != c->br_fpend) {
+		c->br_fpend = state;
+		return false;
+	}
+	if (state == IOPA_CTL_FOREIGN_UNKNOWN || state == old)
+		return false;
+	c->br_foreign = state;
+	if (old == IOPA_CTL_FOREIGN_UNKNOWN ||
+	    (c->mode == IOPA_CTL_MODE_FAST && !c->br_restarted))
+		return false;
+	/*
+	 * A competitor came: more jobs hold a larger share, double from
+	 * here.  It went: the device's own knee, below; an eighth of the
+	 * base, at least the start limit (a disk: 1).
+	 */
+	iopa_ctl_br_restart_from(c, state == IOPA_CTL_FOREIGN_BUSY ?
+				 c->base : c->base / 8);
+	return true;
 }
 
 /*
@@ -1558,6 +1654,8 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 {
 	u32 var = iopa_ctl_br_var(s, c->limit);
 
+	if (iopa_ctl_br_foreign(c, s))
+		return;
 	if (c->br_settle) {
 		/* Transient: jobs of the old limit were still running. */
 		c->br_settle = 0;

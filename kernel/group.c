@@ -77,6 +77,7 @@
  * @work: ends the group's cycles
  * @start_ns: A (written under @lock): start of the cycle under way
  * @idle_us: M: CPU idle + iowait time at @start_ns
+ * @dev_bytes: M: the device's bytes (everyone's) at @start_ns
  * @need_jobs: A (written under @lock): completions the cycle needs
  * @spans: A (written under @lock): mean service times the cycle needs
  * @ending: A: the cycle's end is queued
@@ -89,6 +90,8 @@
  * @sharers: M: cgroups of active members at the last split
  * @floor: M: active members at the last split: the budget's lower bound
  * @tput: M: the last cycle's bytes per second
+ * @dev_tput: M: the last cycle's bytes per second of the device, all its
+ *	users' (0: not known)
  * @dead: M: the last member left; no cycle may re-arm
  * @changed: M: members joined or left during the cycle under way
  */
@@ -103,6 +106,7 @@ struct iopa_group {
 	struct delayed_work	work;
 	u64			start_ns;	/* A */
 	u64			idle_us;	/* M */
+	u64			dev_bytes;	/* M */
 	u32			need_jobs;	/* A */
 	u32			spans;		/* A */
 	atomic_t		ending;		/* A */
@@ -115,6 +119,7 @@ struct iopa_group {
 	u32			sharers;	/* M */
 	u32			floor;		/* M */
 	u64			tput;		/* M */
+	u64			dev_tput;	/* M */
 	bool			dead;		/* M */
 	bool			changed;	/* M */
 };
@@ -156,6 +161,7 @@ static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
 	atomic64_set(&g->jobs, 0);
 	atomic64_set(&g->svc_us, 0);
 	atomic64_set(&g->svc_sq, 0);
+	g->dev_bytes = iopa_blkstat_bytes(g->dev);
 	g->idle_us = idle;
 	WRITE_ONCE(g->need_jobs, need);
 	WRITE_ONCE(g->spans, spans);
@@ -380,7 +386,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	struct iopa_ctl_sample s = { };
 	struct iopa_submitter *sub;
 	struct iopa_ctl_params p;
-	u64 now, idle, elapsed_ms, idle_ms, jobs, bytes;
+	u64 now, idle, elapsed_ms, idle_ms, jobs, bytes, dev_bytes;
 	u32 old, mode, r = 0;
 
 	iopa_params_get(&p);
@@ -415,6 +421,11 @@ static void iopa_group_work_fn(struct work_struct *work)
 	s.completions = min_t(u64, jobs, U32_MAX);
 	s.svc_us = atomic64_read(&g->svc_us);
 	s.svc_sq = atomic64_read(&g->svc_sq);
+	/* Everyone's bytes: a competitor moves the knee (ctl.c). */
+	dev_bytes = iopa_blkstat_bytes(g->dev);
+	if (bytes && dev_bytes > g->dev_bytes)
+		s.dev_tput = mul_u64_u64_div_u64(dev_bytes - g->dev_bytes,
+						 MSEC_PER_SEC, elapsed_ms);
 	/*
 	 * A cycle of cache hits says nothing of the device, nor one during
 	 * which members came or went: measure afresh.
@@ -430,6 +441,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 		spin_unlock(&sub->ctx->lock);
 	}
 	g->tput = s.tput;
+	g->dev_tput = s.dev_tput;
 	old = iopa_ctl_limit(&g->ctl);
 	mode = iopa_ctl_mode(&g->ctl);
 	if (iopa_ctl_update(&g->ctl, &p, &s, &r))
@@ -663,17 +675,18 @@ static int iopa_groups_show(struct seq_file *m, void *v)
 	struct iopa_submitter *sub;
 	struct iopa_group *g;
 
-	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s\n");
+	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s\n");
 	seq_puts(m, "  member: ctx sub cgroup weight active limit\n");
 	mutex_lock(&iopa_groups_lock);
 	list_for_each_entry(g, &iopa_groups, node) {
 		mutex_lock(&g->lock);
-		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu\n", g->id,
+		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu\n",
+			   g->id,
 			   MAJOR(g->dev), MINOR(g->dev),
 			   iopa_ctl_policy_name(iopa_ctl_policy(&g->ctl)),
 			   iopa_ctl_mode_name(iopa_ctl_mode(&g->ctl)),
 			   iopa_ctl_limit(&g->ctl), g->nr_members, g->sharers,
-			   g->cycles, g->changes, g->tput);
+			   g->cycles, g->changes, g->tput, g->dev_tput);
 		list_for_each_entry(sub, &g->members, group_node) {
 			spin_lock(&sub->ctx->lock);
 			seq_printf(m, "  member: %u %u %llu %u %d %u\n",

@@ -531,6 +531,7 @@ void iopa_pin_exit(void);
 
 /* blkstat.c */
 void iopa_blkstat_track(dev_t dev);
+u64 iopa_blkstat_bytes(dev_t dev);
 void iopa_blkstat_debugfs(struct dentry *dir);
 void iopa_blkstat_init(void);
 void iopa_blkstat_exit(void);

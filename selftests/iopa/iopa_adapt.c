@@ -2177,6 +2177,112 @@ TEST_F_TIMEOUT(load, shared_device_budget_not_below_members, 120)
 	EXPECT_EQ(st[0].budget, st[0].limit + st[1].limit + st[2].limit);
 }
 
+#define DEBUGFS_GROUPS	"/sys/kernel/debug/iopa/groups"
+
+/*
+ * The first group line of <debugfs>/iopa/groups: its members' and its
+ * device's bytes per second in the last group cycle.  0, or -errno
+ * (-ENOENT: no debugfs, or no group).
+ */
+static int groups_bytes(unsigned long long *ours, unsigned long long *dev)
+{
+	char line[512];
+	FILE *f;
+	int r = -ENOENT;
+
+	if (access(DEBUGFS_GROUPS, F_OK) &&
+	    mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL))
+		return -errno;
+	f = fopen(DEBUGFS_GROUPS, "re");
+	if (!f)
+		return -errno;
+	/* the header, then group lines; member lines start with blanks */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[5];
+
+		if (line[0] < '0' || line[0] > '9')
+			continue;
+		if (sscanf(line, "%*u %*u:%*u %*s %*s %*u %*u %*u %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3]) != 4)
+			continue;
+		*ours = v[2];
+		*dev = v[3];
+		r = 0;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+/*
+ * A device group measures its device's bytes, everyone's, beside its
+ * members': alone they agree; a program reading the device besides
+ * shows as the device's bytes above the members'.  (The controller
+ * starts up again when such a competitor comes or goes: ctl.c, make
+ * sim-test bracket_follows_a_competitor_both_ways.)
+ */
+TEST_F_TIMEOUT(load, group_sees_others_on_the_device, 120)
+{
+	unsigned long long ours, dev;
+	struct obs o[MAX_SUBS];
+	char *buf;
+	pid_t pid;
+	int r, sub;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device sharing is the bracket policy's");
+	LOAD_NULLB(NULLB_THROTTLED, 1);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	/*
+	 * One job at a time, still adapting (a member): the reader below,
+	 * at depth 1 on the one tag, gets about half of the device.
+	 */
+	ASSERT_EQ(0, iopa_set_adapt(sub, IOPA_POLICY_KEEP, 1, 1));
+	obs_reset(&o[0], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 8, 60000));
+	r = groups_bytes(&ours, &dev);
+	if (r == -ENOENT || r == -EPERM || r == -ENODEV)
+		SKIP(return, "no <debugfs>/iopa/groups: %d", r);
+	ASSERT_EQ(0, r);
+	TH_LOG("alone: ours %llu B/s, the device's %llu B/s", ours, dev);
+	if (!dev)
+		SKIP(return, "block_rq_complete not attached: no device bytes");
+	ASSERT_LT(0ULL, ours);
+	/* jobs of one 4 KiB read: the cycle's edges move little */
+	EXPECT_LE(dev, ours + ours / 5);
+	EXPECT_LE(ours, dev + dev / 5);
+
+	/* another program reads the device, one block at a time */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(NULLB_DEV, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		off_t off = 0;
+
+		if (fd < 0 || posix_memalign((void **)&buf, BLOCK, BLOCK))
+			_exit(1);
+		for (;;) {
+			if (pread(fd, buf, BLOCK, off) != BLOCK)
+				_exit(2);
+			off = (off + BLOCK) % ((off_t)self->l.nr_blocks * BLOCK);
+		}
+	}
+	obs_reset(&o[0], variant->policy);
+	r = load_run(&self->l, o, 8, 60000);
+	if (!r)
+		r = groups_bytes(&ours, &dev);
+	kill(pid, SIGKILL);
+	EXPECT_EQ(pid, waitpid(pid, NULL, 0));
+	ASSERT_EQ(0, r);
+	ASSERT_WORKERS_OK(&self->l);
+	TH_LOG("with a reader: ours %llu B/s, the device's %llu B/s", ours,
+	       dev);
+	/* one tag, one job of ours, a reader at depth 1: about half */
+	EXPECT_LT(ours + ours / 2, dev);
+}
+
 /* A leaver's share goes back: the one left gets the whole budget. */
 TEST_F_TIMEOUT(load, shared_device_leaver_share_returns, 120)
 {

@@ -982,6 +982,61 @@ static u64 dev_disk1m_fio(u32 n)
 }
 
 /*
+ * A competitor comes and goes (the bench's load step on the model disk:
+ * fio reading from a third to two thirds of the run).  Alone, one job is
+ * best; against fio, jobs hold shares; fio gone, one is best again.  The
+ * device's bytes, everyone's, say when fio went: from 5 jobs on ours
+ * do not change when it goes (29.5 with fio, 29.5 without), no level
+ * shift, and the controller stayed high (the guest: at 10, for the last
+ * 10 s of the load step, 30% below limit 1).
+ */
+static void feed_fio(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		     bool fio)
+{
+	u32 n = iopa_ctl_limit(c);
+	/* against fio, up to 29.5 MB/s: what 2 and more read alone */
+	u64 ours = fio ? (6000ULL * n < 29500 ? 6000ULL * n : 29500) :
+			 dev_disk1m(n);
+	/* fio at depth 4, squeezed by our jobs but never to nothing */
+	u64 others = fio ? 30000 - 3000 * (n < 8 ? n : 8) : 0;
+	struct iopa_ctl_sample smp = {
+		.tput = ours, .dev_tput = ours + others,
+		.elapsed_ms = iopa_ctl_next_cycle_ms(c, p), .demand = true,
+		.block_io = true, .completions = FEED_JOBS,
+		.svc_us = FEED_JOBS * FEED_SVC_US,
+		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
+	};
+
+	iopa_ctl_update(c, p, &smp, NULL);
+}
+
+TEST(bracket_follows_a_competitor_both_ways)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY; i++)
+		feed_fio(&c, &p, false);
+	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	ASSERT_EQ(1, iopa_ctl_limit(&c));
+	for (i = 0; i < 60; i++)
+		feed_fio(&c, &p, true);
+	TH_LOG("with fio: limit %u", iopa_ctl_limit(&c));
+	/* 4 jobs read 24 of 29.5 against fio, 1 read 6 */
+	ASSERT_LE(4, iopa_ctl_limit(&c));
+	for (i = 0; i < 60 && iopa_ctl_limit(&c) > 1; i++)
+		feed_fio(&c, &p, false);
+	TH_LOG("fio gone: at %u after %d cycles", iopa_ctl_limit(&c), i);
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	/* without the device's bytes: 12, a probe a quarter down at a time */
+	EXPECT_GE(6, i);
+}
+
+/*
  * A level shift during the search starts up again.  The disk reading
  * 1 MB files against a competitor (more jobs, a larger share: ~8 best),
  * then the competitor gone (best 1, flat from 2 on) as bracket probes

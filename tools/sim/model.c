@@ -259,6 +259,7 @@ struct gm_ten {
 	double t0, busy0, bound_ms;
 	unsigned int gen;
 	u64 bytes, svc_us, svc_sq;
+	u64 dev0;			/* g->dev_bytes at the cycle's start */
 	u32 jobs;
 	bool demand;
 	/* the module's unit: bytes/s while jobs do block I/O, else jobs/s */
@@ -308,6 +309,8 @@ struct gm {
 	unsigned long long done_seq;
 	/* competitor */
 	unsigned long long comp_seq;
+	/* bytes the device completed, everyone's (the module's blkstat) */
+	u64 dev_bytes;
 	/* noise timelines */
 	double *jit;
 	unsigned int njit;
@@ -939,6 +942,7 @@ static int gm_deliver(struct gm *g, int ri)
 	struct gm_req *q = &g->req[ri];
 	int ji = q->job;
 
+	g->dev_bytes += q->bytes;
 	if (ji < 0) {
 		gm_req_put(g, ri);
 		if (g->now < g->sc->comp.to_ms * 1000)
@@ -1070,6 +1074,7 @@ static int gm_cycle_begin(struct gm *g, unsigned int t)
 	tn->busy0 = g->busy;
 	tn->bound_ms = ms;
 	tn->bytes = 0;
+	tn->dev0 = g->dev_bytes;
 	tn->jobs = 0;
 	tn->svc_us = 0;
 	tn->svc_sq = 0;
@@ -1135,6 +1140,8 @@ static int gm_cycle_end(struct gm *g, unsigned int t, bool early)
 	s.completions = tn->jobs;
 	s.svc_us = tn->svc_us;
 	s.svc_sq = tn->svc_sq;
+	if (tn->tput_bytes && !g->sc->no_dev_tput)
+		s.dev_tput = (g->dev_bytes - tn->dev0) * 1000 / ms;
 
 	cy.t_ms = g->now / 1000;
 	cy.bound_ms = tn->bound_ms;

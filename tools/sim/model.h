@@ -155,6 +155,8 @@ struct gm_cpu {
  * @sticky_unit: the module an older bench ran: the unit is bytes/s from
  *	the first cycle with bytes on, and no cycle is cached; else the
  *	module as now (a change of unit flags the cycle)
+ * @no_dev_tput: the controller is not told the device's bytes (no
+ *	block_rq_complete, or a module older than that measurement)
  * @cold_demand: the cycles before a submitter's first jobs are there
  *	have demand (its jobs would be queued, waiting on the first reads);
  *	else none (the bench: its first batch of 64 files is submitted
@@ -169,6 +171,7 @@ struct gm_scen {
 	struct gm_tenant t[GM_MAX_TENANTS];
 	unsigned int workers;
 	bool sticky_unit;
+	bool no_dev_tput;
 	bool cold_demand;
 };
 
