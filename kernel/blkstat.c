@@ -35,11 +35,13 @@
  * @dev: A: the device, 0 while the slot is free; set once
  * @bytes: A: bytes of requests completed
  * @reqs: A: requests completed
+ * @read_bytes: A: bytes of read requests completed
  */
 struct iopa_blkdev {
 	u32			dev;
 	atomic64_t		bytes;
 	atomic64_t		reqs;
+	atomic64_t		read_bytes;
 };
 
 static struct iopa_blkdev iopa_blkdevs[IOPA_BLK_MAX_DEVS];
@@ -69,6 +71,8 @@ static void iopa_rq_complete(void *data, struct request *rq,
 		return;
 	atomic64_add(nr_bytes, &d->bytes);
 	atomic64_inc(&d->reqs);
+	if (req_op(rq) == REQ_OP_READ)
+		atomic64_add(nr_bytes, &d->read_bytes);
 }
 
 /* Serialises adding devices. */
@@ -97,18 +101,22 @@ void iopa_blkstat_track(dev_t dev)
 }
 
 /**
- * iopa_blkstat_bytes() - bytes a device has completed, everyone's
+ * iopa_blkstat_read_bytes() - bytes a device has read, for everyone
  * @dev: the device
  *
- * Return: the bytes of the requests @dev completed since it was first
- * tracked (iopa_blkstat_track()); 0 if it is not tracked or the
+ * Reads only: writeback, journal writes and discards come when the
+ * kernel issues them, not when a job dirtied the pages, and would read
+ * as another program's traffic.
+ *
+ * Return: the bytes of the read requests @dev completed since it was
+ * first tracked (iopa_blkstat_track()); 0 if it is not tracked or the
  * tracepoint could not be attached.
  */
-u64 iopa_blkstat_bytes(dev_t dev)
+u64 iopa_blkstat_read_bytes(dev_t dev)
 {
 	struct iopa_blkdev *d = iopa_blkdev_find(dev);
 
-	return d ? atomic64_read(&d->bytes) : 0;
+	return d ? atomic64_read(&d->read_bytes) : 0;
 }
 
 static int iopa_devices_show(struct seq_file *m, void *v)
@@ -117,13 +125,14 @@ static int iopa_devices_show(struct seq_file *m, void *v)
 
 	seq_printf(m, "# block_rq_complete %s\n",
 		   iopa_rq_complete_tp ? "attached" : "not found");
-	seq_puts(m, "dev bytes requests\n");
+	seq_puts(m, "dev bytes requests read_bytes\n");
 	for (i = 0; i < n; i++)
-		seq_printf(m, "%u:%u %lld %lld\n",
+		seq_printf(m, "%u:%u %lld %lld %lld\n",
 			   MAJOR(iopa_blkdevs[i].dev),
 			   MINOR(iopa_blkdevs[i].dev),
 			   (long long)atomic64_read(&iopa_blkdevs[i].bytes),
-			   (long long)atomic64_read(&iopa_blkdevs[i].reqs));
+			   (long long)atomic64_read(&iopa_blkdevs[i].reqs),
+			   (long long)atomic64_read(&iopa_blkdevs[i].read_bytes));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(iopa_devices);

@@ -189,6 +189,14 @@
  * and after a switch from 10 KB files (whose best is 2 and up) bracket
  * stayed at 14 to 16.
  *
+ * Others on the device.  When the caller knows what the device read for
+ * everyone (@dev_tput of the sample: device groups), others' share of it
+ * over 500 ms windows, settled by two windows in a row, tells when a
+ * competitor came (from 40%) or went (up to 5%): start-up again, from
+ * the base or from an eighth of it (iopa_ctl_br_foreign()).  Against fio
+ * the model disk wants many jobs to hold its share, alone one; at 10
+ * jobs our bytes were the same with fio as without, no level shift.
+ *
  * Rotational disks start at 1.  One actuator serves one request at a
  * time; more jobs in flight pay only by letting the elevator sort them
  * (random small reads: 2 jobs +32% over one on the model disk, 4 to 64
@@ -370,6 +378,8 @@ enum {
 	 */
 	IOPA_CTL_BR_FOREIGN_BUSY	= 400,
 	IOPA_CTL_BR_FOREIGN_QUIET	= 50,
+	/* ... and a settled state is left only after this many more windows */
+	IOPA_CTL_BR_FOREIGN_HELD	= 2,
 };
 
 /* bracket: others' share of the device (iopa_ctl.br_foreign). */
@@ -1450,7 +1460,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
  * The device or the load changed: start up again from @t (not below the
  * start limit, nor above the base), doubling while a doubling pays:
  * from a quarter of the base after a level shift (iopa_ctl_br_restart()),
- * from the start limit when a competitor came or went
+ * from the base or an eighth of it when a competitor came or went
  * (iopa_ctl_br_foreign()).  Where the knee went is unknown; doublings find it in log2 steps either
  * way, where probes a quarter of the base apart cross a plateau one pair
  * at a time (a disk whose best is one job, flat from two on).
@@ -1487,40 +1497,41 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
  * level shift at the limit the controller is at (the model disk read
  * 1 MB files at 10 jobs as fast with fio as without: the controller
  * stayed at 10 after fio, where 1 reads 30% faster).  Others' share of
- * what the device completed (@s->dev_tput less @s->tput), summed over a
+ * what the device read (@s->dev_tput less @s->tput), summed over a
  * window of at least IOPA_CTL_BR_SHIFT_MS (jobs are credited when they
  * end, the device as it reads: short cycles swing), transient cycles
  * included (others read whatever our limit), is BUSY or QUIET, or
- * neither; two windows in a row settle it.  QUIET
- * is nearly nothing: a competitor squeezed by many jobs of ours still
- * has its share (fio at depth 4 against 64 jobs: 15%).  A change of the
- * settled state starts up again from the start limit:
- * the knee may be anywhere, even in a start-up after such a restart
- * (with 1 MB jobs on a disk its doublings take seconds).  In the first
- * start-up the state is only noted: its windows hold the cold start's
- * metadata reads, and the start-up finds the knee anyway.
+ * neither; two windows in a row settle it, and a state that held two
+ * windows more is one to leave.  QUIET is nearly nothing: a
+ * competitor squeezed by many jobs of ours still has its share (fio at
+ * depth 4 against 64 jobs: 15%).  A change of the settled state starts
+ * up again: from the base when a competitor came (more jobs hold a
+ * larger share), from an eighth of it, at least the start limit, when
+ * it went (the knee alone, below).
  *
  * Return: true if the controller started up again.
  */
 static bool iopa_ctl_br_foreign(struct iopa_ctl *c,
 				const struct iopa_ctl_sample *s)
 {
-	u32 share, state, old = c->br_foreign;
+	u32 share, state, old = c->br_foreign, held;
 	u64 ms = s->elapsed_ms ? s->elapsed_ms : 1, sh;
 
 	if (!s->dev_tput || !s->block_io)
 		return false;
-	/* Bytes of the cycle, back from the rates. */
+	/*
+	 * Bytes of the cycle, back from the rates, summed over the window
+	 * and compared once at its end: a cycle's edges swing both ways.
+	 */
 	c->br_fdev += div64_u64(s->dev_tput * ms, 1000);
-	if (s->dev_tput > s->tput)
-		c->br_fothers += div64_u64((s->dev_tput - s->tput) * ms, 1000);
-	if (c->br_fms < IOPA_CTL_BR_SHIFT_MS)
-		c->br_fms += s->elapsed_ms;
+	c->br_fours += div64_u64(s->tput * ms, 1000);
+	c->br_fms += s->elapsed_ms;
 	if (c->br_fms < IOPA_CTL_BR_SHIFT_MS || !c->br_fdev)
 		return false;
-	sh = iopa_ctl_muldiv(c->br_fothers, 1000, c->br_fdev);
+	sh = c->br_fdev > c->br_fours ?
+	     iopa_ctl_muldiv(c->br_fdev - c->br_fours, 1000, c->br_fdev) : 0;
 	share = sh < 1000 ? (u32)sh : 1000;
-	c->br_fothers = 0;
+	c->br_fours = 0;
 	c->br_fdev = 0;
 	c->br_fms = 0;
 	if (share >= IOPA_CTL_BR_FOREIGN_BUSY)
@@ -1538,11 +1549,31 @@ static bool iopa_ctl_br_foreign(struct iopa_ctl *c,
 		c->br_fpend = state;
 		return false;
 	}
-	if (state == IOPA_CTL_FOREIGN_UNKNOWN || state == old)
+	if (state == IOPA_CTL_FOREIGN_UNKNOWN)
 		return false;
+	if (state == old) {
+		if (c->br_fheld < IOPA_CTL_BR_FOREIGN_HELD)
+			c->br_fheld++;
+		return false;
+	}
+	held = c->br_fheld;
 	c->br_foreign = state;
+	c->br_fheld = 0;
+	/*
+	 * A state that did not hold is no level to leave: a submitter's
+	 * bytes read as others' until it joins its device's group.
+	 */
+	if (held < IOPA_CTL_BR_FOREIGN_HELD)
+		return false;
+	/*
+	 * In a start-up (FAST) a competitor that came changes nothing: the
+	 * doublings go up anyway.  One that went sends a start-up that
+	 * followed it (a restart) back down; the first start-up only notes
+	 * it (its windows hold the cold start's metadata reads).
+	 */
 	if (old == IOPA_CTL_FOREIGN_UNKNOWN ||
-	    (c->mode == IOPA_CTL_MODE_FAST && !c->br_restarted))
+	    (c->mode == IOPA_CTL_MODE_FAST &&
+	     (state == IOPA_CTL_FOREIGN_BUSY || !c->br_restarted)))
 		return false;
 	/*
 	 * A competitor came: more jobs hold a larger share, double from

@@ -192,8 +192,8 @@ struct iopa_ctl_params {
  * @svc_sq: sum of the squares of their service times in microseconds,
  *	saturated at U64_MAX; with @svc_us it gives the spread from which
  *	the bracket policy estimates a sample's noise within the cycle
- * @dev_tput: bytes per second the device completed in the cycle, for all
- *	its users (0: not known); with @tput in bytes/s, what others read
+ * @dev_tput: bytes per second the device read in the cycle, for all its
+ *	users (0: not known); with @tput in bytes/s, what others read
  *	(bracket: a competitor that comes or goes moves the knee)
  */
 struct iopa_ctl_sample {
@@ -271,12 +271,14 @@ struct iopa_ctl_sample {
  *	IOPA_CTL_FOREIGN_* (unknown, quiet, busy)
  * @br_fpend: bracket: others' share in the last window (IOPA_CTL_FOREIGN_*;
  *	unknown: in between); the next settles it if it agrees
+ * @br_fheld: bracket: windows @br_foreign held since it was settled
+ *	(saturated at IOPA_CTL_BR_FOREIGN_HELD)
  * @br_restarted: bracket: started up again at least once (level shift,
  *	competitor): its start-up is no cold start
- * @br_fothers: bracket: others' bytes on the device in the window under
- *	way (the device's less the submitter's)
- * @br_fdev: bracket: the device's bytes in it
- * @br_fms: bracket: its length, ms (saturated at IOPA_CTL_BR_SHIFT_MS)
+ * @br_fours: bracket: the submitter's bytes in the window under way
+ * @br_fdev: bracket: the device's bytes (everyone's reads) in it
+ * @br_fms: bracket: its length so far, ms (the window closes at
+ *	IOPA_CTL_BR_SHIFT_MS)
  * @br_start: bracket: the limit start-up begins at, and the lowest a
  *	restart after a level shift begins at (1 on a rotational device;
  *	kept under every policy, for a switch to bracket)
@@ -323,9 +325,10 @@ struct iopa_ctl {
 	u8 br_steady_n;
 	u8 br_foreign;
 	u8 br_fpend;
+	u8 br_fheld;
 	u8 br_restarted;
 	u32 br_fms;
-	u64 br_fothers;
+	u64 br_fours;
 	u64 br_fdev;
 	u32 br_start;
 };

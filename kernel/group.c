@@ -30,15 +30,16 @@
  *   within each submitter's min/max (what a bound cuts off is not passed
  *   on); the rest of each division one job each to the cgroups, then to
  *   a cgroup's members, in turn (the next ones each cycle).  The budget
- *   is never below the number of active members: each runs one job at
- *   least, so a lower budget is none the device sees.  Why cgroups: a service is a cgroup
- *   (a systemd unit, a container), so opening more submitters, contexts
- *   or processes inside it buys nothing; splitting by user would let one
- *   user's services starve each other and a container could not be
- *   isolated.  The cgroup is the leaf one: a user who may create
- *   cgroups of their own (a delegated subtree) can open more shares.  A
- *   weight above the default needs CAP_SYS_NICE, as a nice value below
- *   0 does.  An inactive member keeps 1, to start again at once.
+ *   is never below the number of active members (up to max_limit): each
+ *   runs one job at least, so a lower budget is none the device sees.
+ *   Why cgroups: a service is a cgroup (a systemd unit, a container), so
+ *   opening more submitters, contexts or processes inside it buys
+ *   nothing; splitting by user would let one user's services starve
+ *   each other and a container could not be isolated.  The cgroup is the
+ *   leaf one: a user who may create cgroups of their own (a delegated
+ *   subtree) can open more shares.  A weight above the default needs
+ *   CAP_SYS_NICE, as a nice value below 0 does.  An inactive member keeps
+ *   1, to start again at once.
  * - The split is redone when a submitter joins and at every group cycle
  *   (evidence-ended, so a few hundred milliseconds on a disk): a
  *   newcomer gets its share at once; a leaver's share goes back to the
@@ -77,7 +78,7 @@
  * @work: ends the group's cycles
  * @start_ns: A (written under @lock): start of the cycle under way
  * @idle_us: M: CPU idle + iowait time at @start_ns
- * @dev_bytes: M: the device's bytes (everyone's) at @start_ns
+ * @dev_bytes: M: the device's read bytes (everyone's) at @start_ns
  * @need_jobs: A (written under @lock): completions the cycle needs
  * @spans: A (written under @lock): mean service times the cycle needs
  * @ending: A: the cycle's end is queued
@@ -90,8 +91,8 @@
  * @sharers: M: cgroups of active members at the last split
  * @floor: M: active members at the last split: the budget's lower bound
  * @tput: M: the last cycle's bytes per second
- * @dev_tput: M: the last cycle's bytes per second of the device, all its
- *	users' (0: not known)
+ * @dev_tput: M: the last cycle's read bytes per second of the device,
+ *	all its users' (0: not known)
  * @dead: M: the last member left; no cycle may re-arm
  * @changed: M: members joined or left during the cycle under way
  */
@@ -161,7 +162,7 @@ static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
 	atomic64_set(&g->jobs, 0);
 	atomic64_set(&g->svc_us, 0);
 	atomic64_set(&g->svc_sq, 0);
-	g->dev_bytes = iopa_blkstat_bytes(g->dev);
+	g->dev_bytes = iopa_blkstat_read_bytes(g->dev);
 	g->idle_us = idle;
 	WRITE_ONCE(g->need_jobs, need);
 	WRITE_ONCE(g->spans, spans);
@@ -235,7 +236,7 @@ static bool iopa_group_member_active(struct iopa_submitter *sub)
 /*
  * Is @sub the first active member of its cgroup (the one that counts the
  * cgroup)?  If so, *@w is the cgroup's weight: the largest of its
- * active members'.
+ * active members' (as snapshot for this split).
  */
 static bool iopa_group_cgroup_first(struct iopa_group *g,
 				    struct iopa_submitter *sub, u32 *w)
@@ -253,13 +254,10 @@ static bool iopa_group_cgroup_first(struct iopa_group *g,
 		break;
 	}
 	*w = 0;
-	list_for_each_entry(o, &g->members, group_node) {
-		u32 ow = READ_ONCE(o->weight);
-
+	list_for_each_entry(o, &g->members, group_node)
 		if (o->group_active && o->cgroup_id == sub->cgroup_id &&
-		    ow > *w)
-			*w = ow;
-	}
+		    o->group_weight > *w)
+			*w = o->group_weight;
 	return true;
 }
 
@@ -284,6 +282,8 @@ static void iopa_group_split(struct iopa_group *g,
 		sub->group_active = iopa_group_member_active(sub) &&
 				    iopa_ctl_mode(&sub->ctl) !=
 				    IOPA_CTL_MODE_FIXED;
+		/* One weight per member for the whole split. */
+		sub->group_weight = READ_ONCE(sub->weight);
 		active += sub->group_active;
 		/* Demand is the cycle's evidence: only its end clears it. */
 		if (cycle_end)
@@ -347,7 +347,8 @@ static void iopa_group_split(struct iopa_group *g,
 			if ((first->group_crank + turn) % sharers < left)
 				v++;
 			share = (u32)div_u64(v, n);
-			if ((rank + turn) % n < v - (u64)share * n)
+			/* Inside, the next member each time round the cgroups. */
+			if ((rank + turn / sharers) % n < v - (u64)share * n)
 				share++;
 		} else {
 			/* Idle: one job, to start again at once. */
@@ -421,8 +422,8 @@ static void iopa_group_work_fn(struct work_struct *work)
 	s.completions = min_t(u64, jobs, U32_MAX);
 	s.svc_us = atomic64_read(&g->svc_us);
 	s.svc_sq = atomic64_read(&g->svc_sq);
-	/* Everyone's bytes: a competitor moves the knee (ctl.c). */
-	dev_bytes = iopa_blkstat_bytes(g->dev);
+	/* Everyone's reads: a competitor moves the knee (ctl.c). */
+	dev_bytes = iopa_blkstat_read_bytes(g->dev);
 	if (bytes && dev_bytes > g->dev_bytes)
 		s.dev_tput = mul_u64_u64_div_u64(dev_bytes - g->dev_bytes,
 						 MSEC_PER_SEC, elapsed_ms);

@@ -219,6 +219,7 @@ struct iopa_adapt_cycle {
  * @group_node: the group's lock: on the group's members
  * @group_demand: L: demand since the group's last cycle
  * @group_active: the group's lock: active at the last split
+ * @group_weight: the group's lock: @weight as of the last split
  * @group_crank: the group's lock: at the last split, the rank of this
  *	submitter's cgroup among the active ones (set on its first active
  *	member only)
@@ -276,6 +277,7 @@ struct iopa_submitter {
 	struct list_head	group_node;	/* group */
 	bool			group_demand;	/* L */
 	bool			group_active;	/* group */
+	u32			group_weight;	/* group */
 	u32			group_crank;	/* group */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
@@ -531,7 +533,7 @@ void iopa_pin_exit(void);
 
 /* blkstat.c */
 void iopa_blkstat_track(dev_t dev);
-u64 iopa_blkstat_bytes(dev_t dev);
+u64 iopa_blkstat_read_bytes(dev_t dev);
 void iopa_blkstat_debugfs(struct dentry *dir);
 void iopa_blkstat_init(void);
 void iopa_blkstat_exit(void);

@@ -171,7 +171,10 @@ struct iopa_submit {
 /* Completion flags (struct iopa_cqe.flags). */
 /* The job never ran to completion: cancelled, or its worker died. */
 #define IOPA_CQE_F_CANCELED	0x1U
-/* The job was requeued once because the worker holding it died. */
+/*
+ * The job was requeued once because the worker holding it died (or its
+ * lease ended: then IOPA_CQE_F_LEASE_EXPIRED too).
+ */
 #define IOPA_CQE_F_REQUEUED	0x2U
 /* The job ended because the worker holding it died. */
 #define IOPA_CQE_F_WORKER_DIED	0x4U
@@ -476,14 +479,19 @@ struct iopa_lease {
 
 /*
  * Set in struct iopa_work.job_id for a job's second run (after its
- * worker died or its lease ended); IOPA_JOB_ID() gives the job's id, as
- * the submitter knows it.  Job ids never have this bit set.
+ * worker died or its lease ended), by modules with IOPA_FEAT_LEASE
+ * (older ones hand a rerun out under the job's id); IOPA_JOB_ID() gives
+ * the job's id, as the submitter knows it.  Job ids never have this bit
+ * set.
  */
 #define IOPA_JOB_ID_RERUN	_BITULL(63)
 #define IOPA_JOB_ID(run_id)	((run_id) & ~IOPA_JOB_ID_RERUN)
 
 /* Work flags (struct iopa_work.flags). */
-/* The job was requeued after the worker that held it before died. */
+/*
+ * The job was requeued after the worker that held it before died (or
+ * its lease ended: IOPA_FEAT_LEASE).
+ */
 #define IOPA_WORK_F_REQUEUED	0x1U
 
 /**
