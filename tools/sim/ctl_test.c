@@ -36,19 +36,28 @@ static void params(struct iopa_ctl_params *p)
  * identical service times, so the bracket policy's noise estimate is
  * small (2.1%: the floor and the cycle's edges).
  */
-static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
-		 u64 tput, bool saturated, bool demand)
+/* The sample of a fed cycle: @tput over @elapsed_ms, with demand. */
+static struct iopa_ctl_sample fed(u64 tput, u32 elapsed_ms)
 {
 	struct iopa_ctl_sample s = {
 		.tput = tput,
-		.elapsed_ms = iopa_ctl_next_cycle_ms(c, p),
-		.cpu_saturated = saturated,
-		.demand = demand,
+		.elapsed_ms = elapsed_ms,
+		.demand = true,
 		.completions = FEED_JOBS,
 		.svc_us = FEED_JOBS * FEED_SVC_US,
 		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
 	};
 
+	return s;
+}
+
+static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		 u64 tput, bool saturated, bool demand)
+{
+	struct iopa_ctl_sample s = fed(tput, iopa_ctl_next_cycle_ms(c, p));
+
+	s.cpu_saturated = saturated;
+	s.demand = demand;
 	return iopa_ctl_update(c, p, &s, NULL);
 }
 
@@ -858,13 +867,8 @@ TEST(bracket_level_shift_starts_up_again)
 static void feed_100ms(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		       u64 (*dev)(u32), u32 scale)
 {
-	struct iopa_ctl_sample smp = {
-		.tput = dev(iopa_ctl_limit(c)) * scale / 1000,
-		.elapsed_ms = 100, .demand = true,
-		.completions = FEED_JOBS,
-		.svc_us = FEED_JOBS * FEED_SVC_US,
-		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
-	};
+	struct iopa_ctl_sample smp = fed(dev(iopa_ctl_limit(c)) * scale / 1000,
+					 100);
 
 	iopa_ctl_update(c, p, &smp, NULL);
 }
@@ -999,14 +1003,10 @@ static void feed_fio(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			 dev_disk1m(n);
 	/* fio at depth 4, squeezed by our jobs but never to nothing */
 	u64 others = fio ? 30000 - 3000 * (n < 8 ? n : 8) : 0;
-	struct iopa_ctl_sample smp = {
-		.tput = ours, .dev_tput = ours + others,
-		.elapsed_ms = iopa_ctl_next_cycle_ms(c, p), .demand = true,
-		.block_io = true, .completions = FEED_JOBS,
-		.svc_us = FEED_JOBS * FEED_SVC_US,
-		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
-	};
+	struct iopa_ctl_sample smp = fed(ours, iopa_ctl_next_cycle_ms(c, p));
 
+	smp.dev_tput = ours + others;
+	smp.block_io = true;
 	iopa_ctl_update(c, p, &smp, NULL);
 }
 
