@@ -32,11 +32,11 @@ static void params(struct iopa_ctl_params *p)
 #define FEED_SVC_US	10000ULL
 
 /*
- * End the current cycle with throughput @tput: FEED_JOBS completions of
- * identical service times, so the bracket policy's noise estimate is
- * small (2.1%: the floor and the cycle's edges).
+ * A fed cycle's sample: throughput @tput over @elapsed_ms, with demand,
+ * FEED_JOBS completions of identical service times, so the bracket
+ * policy's noise estimate is small (2.1%: the floor and the cycle's
+ * edges).  feed() ends the current cycle with it.
  */
-/* The sample of a fed cycle: @tput over @elapsed_ms, with demand. */
 static struct iopa_ctl_sample fed(u64 tput, u32 elapsed_ms)
 {
 	struct iopa_ctl_sample s = {
