@@ -1926,6 +1926,30 @@ int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 }
 
 /**
+ * iopa_ctl_more_sharers() - more streams now share what the limit sizes
+ * @c: the controller (a device group's budget)
+ *
+ * A device read by more submitters at once is another device: each
+ * reads its own files, so the requests of more streams interleave and
+ * the device's knee moves up (two tenants reading 100 KB files from the
+ * model disk read 8% more at 4 + 4 jobs than at the 1 + 1 the lone
+ * tenant's knee of 2 left them, and probes a step apart could not show
+ * it).  Bracket: start up again from the base, doubling while a doubling
+ * pays, as when a competitor came.  Nothing in a start-up (it doubles
+ * anyway), for a fixed limit or for the other policies.
+ *
+ * Return: true if the controller started up again.
+ */
+bool iopa_ctl_more_sharers(struct iopa_ctl *c)
+{
+	if (c->policy != IOPA_CTL_POLICY_BRACKET ||
+	    c->mode == IOPA_CTL_MODE_FIXED || c->mode == IOPA_CTL_MODE_FAST)
+		return false;
+	iopa_ctl_br_restart_from(c, c->base);
+	return true;
+}
+
+/**
  * iopa_ctl_set_fixed() - freeze or unfreeze the limit
  * @c: the controller
  * @limit: the fixed limit, or 0 to resume adapting from the current

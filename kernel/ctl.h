@@ -346,6 +346,7 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol);
 int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 min, u32 max);
 void iopa_ctl_set_fixed(struct iopa_ctl *c, u32 limit);
+bool iopa_ctl_more_sharers(struct iopa_ctl *c);
 bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 limit);
 u32 iopa_ctl_limit(const struct iopa_ctl *c);

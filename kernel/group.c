@@ -45,7 +45,9 @@
  *   newcomer gets its share at once; a leaver's share goes back to the
  *   others at the next cycle.  A cycle during which members joined or
  *   left is not comparable with the ones before: the controller
- *   measures afresh (a newcomer's bytes are no gain of a probe).
+ *   measures afresh (a newcomer's bytes are no gain of a probe).  More
+ *   active members than the budget has known start it up again from
+ *   where it is: more streams interleave, and the knee moves up.
  * - The group is that of the device a file's superblock names: a
  *   partition or a device-mapper device, not the whole disk beneath.
  *
@@ -56,6 +58,15 @@
  * group's lock and ctx->lock, so it can be read under either.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+/*
+ * Group cycles with fewer active members before a return to the most
+ * is a newcomer again (iopa_group_split()): 16 cycles of a few hundred
+ * milliseconds on a disk, seconds, where a bursty tenant's pauses
+ * between batches are shorter and its returns would restart the budget
+ * over and over.
+ */
+#define IOPA_GROUP_PEAK_CYCLES	16
 
 #include <linux/cgroup.h>
 #include <linux/debugfs.h>
@@ -90,6 +101,9 @@
  * @changes: M: budget changes
  * @sharers: M: cgroups of active members at the last split
  * @floor: M: active members at the last split: the budget's lower bound
+ * @peak: M: the most active members since the budget last started up
+ *	for more of them (iopa_ctl_more_sharers())
+ * @below: M: cycles in a row with fewer active members than @peak
  * @tput: M: the last cycle's bytes per second
  * @dev_tput: M: the last cycle's read bytes per second of the device,
  *	all its users' (0: not known)
@@ -119,6 +133,8 @@ struct iopa_group {
 	u64			changes;	/* M */
 	u32			sharers;	/* M */
 	u32			floor;		/* M */
+	u32			peak;		/* M */
+	u32			below;		/* M */
 	u64			tput;		/* M */
 	u64			dev_tput;	/* M */
 	bool			dead;		/* M */
@@ -299,6 +315,25 @@ static void iopa_group_split(struct iopa_group *g,
 	if (active != g->floor) {
 		g->floor = active;
 		iopa_ctl_set_bounds(&g->ctl, p, active > 1 ? active : 0, 0);
+	}
+	/*
+	 * More members than the budget has known: the device's knee for
+	 * more streams is another, start up again from the budget.  Not
+	 * for each return of a member that comes and goes (a bursty
+	 * tenant): the peak falls only after IOPA_GROUP_PEAK_CYCLES with
+	 * fewer.
+	 */
+	if (active > g->peak) {
+		if (active > 1)
+			iopa_ctl_more_sharers(&g->ctl);
+		g->peak = active;
+		g->below = 0;
+	} else if (active < g->peak && cycle_end &&
+		   ++g->below >= IOPA_GROUP_PEAK_CYCLES) {
+		g->peak = active;
+		g->below = 0;
+	} else if (active == g->peak) {
+		g->below = 0;
 	}
 	budget = iopa_ctl_limit(&g->ctl);
 	/* Per cgroup, once (its first active member counts it). */

@@ -979,6 +979,51 @@ TEST(bracket_reprobes_soon_after_an_unsure_move)
 	EXPECT_GE(16, i);
 }
 
+/* Two tenants' streams on the model disk: 2 + 2 jobs read 8% more than 1 + 1. */
+static u64 dev_disk2_two(u32 n)
+{
+	return n >= 4 ? 1840 : n == 3 ? 1760 : 1700;
+}
+
+/*
+ * A device group's budget settled at a lone member's knee (2); a second
+ * member comes, and the device's knee for two streams is 4: the budget
+ * must start up again from where it is, not wait for probes a step
+ * apart (the guest's two tenants on the model disk sat at 1 + 1 for 30 s
+ * of a 40 s run, 7% below 4 + 4).  With one member more only, and the
+ * floor the members' count, as iopa_group_split() sets it.
+ */
+TEST(bracket_more_sharers_start_up_again)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_TRUE(iopa_ctl_set_start(&c, &p, 1));
+	for (i = 0; i < 60 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY; i++)
+		feed_100ms(&c, &p, dev_disk2, 1000);
+	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	ASSERT_EQ(2, iopa_ctl_limit(&c));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 2, 0));
+	EXPECT_TRUE(iopa_ctl_more_sharers(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	EXPECT_EQ(2, iopa_ctl_limit(&c));
+	/* In a start-up already: nothing. */
+	EXPECT_FALSE(iopa_ctl_more_sharers(&c));
+	for (i = 0; i < 80 && iopa_ctl_limit(&c) < 4; i++)
+		feed_100ms(&c, &p, dev_disk2_two, 1000);
+	TH_LOG("at %u after %d cycles of 100 ms", iopa_ctl_limit(&c), i);
+	EXPECT_LE(4, iopa_ctl_limit(&c));
+	EXPECT_GE(8, i);
+	/* A fixed limit and the other policies: nothing. */
+	iopa_ctl_set_fixed(&c, 3);
+	EXPECT_FALSE(iopa_ctl_more_sharers(&c));
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	EXPECT_FALSE(iopa_ctl_more_sharers(&c));
+}
+
 /* The model disk reading 1 MB files against fio: each job a share. */
 static u64 dev_disk1m_fio(u32 n)
 {
