@@ -72,7 +72,7 @@
 #            file of the BENCH_SIZE set; the last one starts
 #            BENCH_TENANT_JOIN seconds late (default a quarter of the run);
 #            BENCH_TENANT_SECS runs of BENCH_TENANT_MODES (every tenant in
-#            the same mode)
+#            the same mode), BENCH_TENANT_RUNS interleaved runs
 #   cpu      CPU-bound jobs: the 64k set, read once beforehand and kept in
 #            the page cache, each job BENCH_CPU_PASSES more checksum
 #            passes over its data (the knee is the CPU count; no block
@@ -119,7 +119,9 @@
 #                    of each set (the models' best fixed MB/s: 3.9 and 50,
 #                    1.7 and 44, times 15 s)
 #   BENCH_TENANTS "2 4" / ssd "2", hdd "4"
-#   BENCH_TENANT_SECS 40 / 30, BENCH_TENANT_JOIN (a quarter of the run)
+#   BENCH_TENANT_SECS 30, BENCH_TENANT_JOIN (a quarter of the run)
+#   BENCH_TENANT_RUNS 3 / 1   runs 2.. repeat the default mode and the
+#                             best fixed mode of run 1
 #   BENCH_TENANT_MODES "fixed:4 fixed:16 adapt:default"
 #   BENCH_CPU_FIXED "1 2 4 16", BENCH_CPU_RUNS 2 / 1, BENCH_CPU_PASSES 256
 #   BENCH_ORDER_SIZES 10k / BENCH_SIZE, BENCH_ORDER_LIMIT (the knee),
@@ -238,6 +240,7 @@ if [ "$LEVEL" = quick ]; then
 	*) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:4 adapt:default"} ;;
 	esac
 	TENANT_SECS=${BENCH_TENANT_SECS:-30}
+	TENANT_RUNS=${BENCH_TENANT_RUNS:-1}
 	CPU_RUNS=${BENCH_CPU_RUNS:-1}
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-$SIZE}
 	case "$KIND" in
@@ -258,7 +261,8 @@ else
 	ssd) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:4 fixed:16 fixed:64 adapt:default"} ;;
 	*) SIZE_MODES=${BENCH_SIZE_MODES:-"fixed:1 fixed:2 fixed:4 fixed:16 adapt:default"} ;;
 	esac
-	TENANT_SECS=${BENCH_TENANT_SECS:-40}
+	TENANT_SECS=${BENCH_TENANT_SECS:-30}
+	TENANT_RUNS=${BENCH_TENANT_RUNS:-3}
 	CPU_RUNS=${BENCH_CPU_RUNS:-2}
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-10k}
 	TENANTS=${BENCH_TENANTS:-"2 4"}
@@ -440,7 +444,7 @@ POLICIES=${POLICIES# }
 
 list() { echo "$*" | tr -s ' ' , | sed 's/^,//; s/,$//'; }
 echo "BENCH-CONF device=$KIND level=$LEVEL vcpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) kernel=$(uname -r) secs=$SECS runs=$RUNS workers=$WORKERS outstanding=$OUTSTANDING fio_secs=$FIO_SECS sizes=$(list "$SIZES") fio_qds=$(list "$FIO_QDS")"
-echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES scenario_size=$SIZE"
+echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") tenant_runs=$TENANT_RUNS cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES scenario_size=$SIZE"
 echo "BENCH-CONF device=$KIND dev=$devdesc"
 echo "BENCH-CONF device=$KIND queue $qinfo"
 echo "BENCH-CONF device=$KIND sysfs$params"
@@ -750,20 +754,45 @@ if has size; then
 fi
 
 # --- tenants ------------------------------------------------------------------
+# tenants_total RID: the MB/s of all tenants of tenants run RID.
+tenants_total() {
+	awk -v g="group=$1 " '
+		index($0 " ", g) { for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) b += substr($i, 7) }
+		END { printf "%.2f", b / 1e6 / '"$TENANT_SECS"' }' "$RES"
+}
 if has tenants; then
-	for nt in $TENANTS; do
-		for m in $TENANT_MODES; do
+	# Interleaved: run 1 every mode; runs 2.. the default mode and the
+	# best fixed mode of run 1 (per count), as the cells screen.
+	r=1
+	while [ "$r" -le "$TENANT_RUNS" ]; do
+		for nt in $TENANTS; do
 			RIDKIND=tenants$nt
-			rid=$(rid_of "$SIZE" tenants 1 "$m" fifo)
-			echo "BENCH-EVENT rid=$rid t_ms=$((TENANT_JOIN * 1000)) event=join tenant=$((nt - 1)) tenants=$nt"
-			# shellcheck disable=SC2086
-			run "$SIZE" tenants 1 "$m" fifo "$TENANT_SECS" $COMMON \
-				-n "$nt" -j "$TENANT_JOIN" "$DIR/set-$SIZE"
+			modes=$TENANT_MODES
+			if [ "$r" -gt 1 ]; then
+				best= bt=-1
+				for m in $TENANT_MODES; do
+					case "$m" in fixed:*) ;; *) continue ;; esac
+					t=$(tenants_total "$(rid_of "$SIZE" tenants 1 "$m" fifo)")
+					if awk -v a="$t" -v b="$bt" 'BEGIN { exit !(a > b) }'; then
+						best=$m bt=$t
+					fi
+				done
+				modes="$best"
+				for m in $TENANT_MODES; do
+					case "$m" in adapt:*) modes="$modes $m" ;; esac
+				done
+			fi
+			for m in $modes; do
+				rid=$(rid_of "$SIZE" tenants "$r" "$m" fifo)
+				echo "BENCH-EVENT rid=$rid t_ms=$((TENANT_JOIN * 1000)) event=join tenant=$((nt - 1)) tenants=$nt"
+				# shellcheck disable=SC2086
+				run "$SIZE" tenants "$r" "$m" fifo "$TENANT_SECS" $COMMON \
+					-n "$nt" -j "$TENANT_JOIN" "$DIR/set-$SIZE"
+				say "tenants n=$nt $m run $r: total $(tenants_total "$rid") MB/s"
+			done
 			RIDKIND=
-			say "tenants n=$nt $m: total $(awk -v g="group=$rid " '
-				index($0 " ", g) { for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) b += substr($i, 7) }
-				END { printf "%.2f", b / 1e6 / '"$TENANT_SECS"' }' "$RES") MB/s"
 		done
+		r=$((r + 1))
 	done
 fi
 

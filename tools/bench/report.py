@@ -1451,16 +1451,18 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
       "tools/hdd-model (7200 rpm, 100 MB/s, seeks after Ruemmler and "
       "Wilkes): it serves requests in arrival order with 64 tags, so "
       "mq-deadline rarely has anything to sort, unlike a disk with NCQ.")
-    a("- Runs last 20 s (steps 30 s, tenants 40 s) at the module's default "
+    a("- Runs last 20 s (steps and tenants 30 s) at the module's default "
       "cycles: the start-up of an adaptive run is part of its figure, as "
       "it would be for a job of that length; longer jobs would weigh it "
       "less.")
     a("- Cells: run 1 screens the fixed limits; the ones that did not make "
       "the cut have one run (see `x1` in the every-mode table), which is "
       "enough to see they are not the best, not to compare them finely.")
-    a("- Steps and tenants: one run per mode; a few fixed limits only "
-      "(chosen around the knee: see the settings); the best fixed limit "
-      "of a step is the best of those.")
+    a("- Steps: one run per mode; tenants: run 1 every mode, runs 2.. the "
+      "default and the best fixed mode of run 1 (`tenant_runs` in the "
+      "settings).  A few fixed limits only (chosen around the knee: see "
+      "the settings); the best fixed limit of a step or a tenants count "
+      "is the best of those.")
     a("- fio reads with O_DIRECT and does no processing; the benchmark "
       "reads through the page cache (with readahead) and checksums, so "
       "`% of fio` also measures that overhead.")
@@ -1513,7 +1515,9 @@ KNOBS = [
      "batch: files of each set (each about 15 s at the model's best fixed "
      "limit)"),
     ("BENCH_TENANTS", "`2 4` / ssd `2`, hdd `4`", "tenant counts"),
-    ("BENCH_TENANT_SECS", "40 / 30", "tenants run length (s)"),
+    ("BENCH_TENANT_SECS", "30", "tenants run length (s)"),
+    ("BENCH_TENANT_RUNS", "3 / 1", "tenants runs: runs 2.. repeat the "
+     "default mode and the best fixed mode of run 1"),
     ("BENCH_TENANT_JOIN", "a quarter of the run", "late tenant's start (s)"),
     ("BENCH_TENANT_MODES", "`fixed:4 fixed:16 adapt:default`",
      "modes of the tenants runs (every tenant in the same mode)"),
