@@ -473,15 +473,37 @@ static u32 iopa_ctl_cpu_pct(u32 ncpus, u32 pct)
  */
 void iopa_ctl_params_default(struct iopa_ctl_params *p, u32 ncpus)
 {
+	/* The IOPA paper's R > 1.1 to grow, R < 0.9 to shrink. */
 	p->increase_permille = 1100;
 	p->decrease_permille = 900;
+	/*
+	 * Cycle lengths (bracket: upper bounds, its cycles end on
+	 * evidence): a start-up cycle long enough for a disk's jobs of
+	 * 1 MB to complete at a limit of 1; normal cycles twice that, for
+	 * the paper's 3-cycle mean to be seconds; a hold of 6 s, the
+	 * paper's, before trying again a limit that lost.
+	 */
 	p->fast_cycle_ms = 500;
 	p->normal_cycle_ms = 1000;
 	p->hold_cycle_ms = 6000;
+	/* The paper's mean over 3 cycles. */
 	p->history = 3;
+	/*
+	 * 0: each policy's own start (iopa and hillclimb 30% of the CPUs,
+	 * the paper's; bracket 4, or 1 on a rotational disk).
+	 */
 	p->init_limit = 0;
+	/*
+	 * 0: iopa's and hillclimb's start-up stops at 90% of the CPUs (the
+	 * paper's); bracket's has no CPU cap.
+	 */
 	p->fast_cap = 0;
+	/* Far above any knee seen (the model SSD's 16, fio's best 64). */
 	p->max_limit = IOPA_CTL_MAX_LIMIT_DEFAULT;
+	/*
+	 * Bracket: a doubling must gain 5%, more than the noise of a
+	 * cycle on the guest's devices (2-4%), less than a knee's step.
+	 */
 	p->gain_permille = 1050;
 	p->ncpus = ncpus ? ncpus : 1;
 }

@@ -211,6 +211,7 @@ static void iopa_group_arm(struct iopa_group *g,
  */
 void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 			 u64 now_ns)
+	__must_hold(&sub->ctx->lock)
 {
 	struct iopa_group *g = sub->group;
 	u64 sq = svc_us < U32_MAX ? svc_us * svc_us : U64_MAX;
@@ -243,6 +244,7 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 
 /* Active: jobs waiting or running, or demand seen in the cycle. */
 static bool iopa_group_member_active(struct iopa_submitter *sub)
+	__must_hold(&sub->ctx->lock)
 {
 	lockdep_assert_held(&sub->ctx->lock);
 	return sub->group_demand || sub->nr[IOPA_JOB_PENDING] ||
@@ -293,7 +295,7 @@ static void iopa_group_split(struct iopa_group *g,
 
 	lockdep_assert_held(&g->lock);
 	list_for_each_entry(sub, &g->members, group_node) {
-		spin_lock(&sub->ctx->lock);
+		iopa_ctx_lock(sub->ctx);
 		/* Pinned, and on its way out: no share, no part. */
 		sub->group_active = iopa_group_member_active(sub) &&
 				    iopa_ctl_mode(&sub->ctl) !=
@@ -304,7 +306,7 @@ static void iopa_group_split(struct iopa_group *g,
 		/* Demand is the cycle's evidence: only its end clears it. */
 		if (cycle_end)
 			sub->group_demand = false;
-		spin_unlock(&sub->ctx->lock);
+		iopa_ctx_unlock(sub->ctx);
 	}
 	/*
 	 * Each active member runs at least one job, whatever the budget: a
@@ -389,10 +391,10 @@ static void iopa_group_split(struct iopa_group *g,
 			/* Idle: one job, to start again at once. */
 			share = 1;
 		}
-		spin_lock(&sub->ctx->lock);
+		iopa_ctx_lock(sub->ctx);
 		/* Pinned, and on its way out (iopa_group_leave()): its own. */
 		if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
-			spin_unlock(&sub->ctx->lock);
+			iopa_ctx_unlock(sub->ctx);
 			continue;
 		}
 		share = iopa_ctl_clamp_limit(&sub->ctl, p, share ? share : 1);
@@ -411,7 +413,7 @@ static void iopa_group_split(struct iopa_group *g,
 		}
 		if (share > old)
 			iopa_kick_workers(sub->ctx, share - old);
-		spin_unlock(&sub->ctx->lock);
+		iopa_ctx_unlock(sub->ctx);
 	}
 }
 
@@ -426,7 +428,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	u32 old, mode, r = 0;
 
 	iopa_params_get(&p);
-	idle = iopa_adapt_cpu_idle_us();
+	idle = iopa_measure_cpu_idle_us();
 	now = ktime_get_ns();
 	mutex_lock(&g->lock);
 	if (g->dead) {
@@ -469,12 +471,12 @@ static void iopa_group_work_fn(struct work_struct *work)
 	s.cached = (jobs && !bytes) || g->changed;
 	g->changed = false;
 	list_for_each_entry(sub, &g->members, group_node) {
-		spin_lock(&sub->ctx->lock);
+		iopa_ctx_lock(sub->ctx);
 		if (sub->group_demand ||
 		    (sub->nr[IOPA_JOB_PENDING] &&
 		     sub->nr[IOPA_JOB_RUNNING] >= sub->limit))
 			s.demand = true;
-		spin_unlock(&sub->ctx->lock);
+		iopa_ctx_unlock(sub->ctx);
 	}
 	g->tput = s.tput;
 	g->dev_tput = s.dev_tput;
@@ -549,17 +551,17 @@ void iopa_group_join(struct iopa_submitter *sub)
 	bool fresh;
 	dev_t dev;
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	if (sub->group || sub->closed || !sub->nr_devs ||
 	    !MAJOR(sub->devs[0]) || !sub->tput_bytes ||
 	    iopa_ctl_policy(&sub->ctl) != IOPA_CTL_POLICY_BRACKET ||
 	    iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		return;
 	}
 	dev = sub->devs[0];
 	ctl = sub->ctl;
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 
 	iopa_params_get(&p);
 	mutex_lock(&iopa_groups_lock);
@@ -570,22 +572,22 @@ void iopa_group_join(struct iopa_submitter *sub)
 	}
 	mutex_lock(&g->lock);
 	fresh = !g->nr_members;
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	/* Closed, pinned or switched meanwhile: stay out. */
 	if (sub->closed || sub->group ||
 	    iopa_ctl_policy(&sub->ctl) != IOPA_CTL_POLICY_BRACKET ||
 	    iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		goto out_unlock;
 	}
 	sub->group = g;
 	sub->group_demand = true;
 	list_add_tail(&sub->group_node, &g->members);
 	g->nr_members++;
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	if (fresh) {
 		iopa_group_cycle_begin(g, ktime_get_ns(),
-				       iopa_adapt_cpu_idle_us());
+				       iopa_measure_cpu_idle_us());
 		/* A running cycle's timer is left alone. */
 		iopa_group_arm(g, &p);
 	} else {
@@ -626,21 +628,21 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	 * Callers made sure it cannot join again (closed, pinned, another
 	 * policy): out of no group, nothing to do, and no global mutex.
 	 */
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	g = sub->group;
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	if (!g)
 		return;
 	mutex_lock(&iopa_groups_lock);
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	g = sub->group;
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	if (!g) {
 		mutex_unlock(&iopa_groups_lock);
 		return;
 	}
 	mutex_lock(&g->lock);
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	sub->group = NULL;
 	sub->group_budget = 0;
 	sub->group_sharers = 0;
@@ -661,7 +663,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	iopa_sub_update(sub);
 	if (sub->limit > old)
 		iopa_kick_workers(ctx, sub->limit - old);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	last = !g->nr_members;
 	if (last) {
 		g->dead = true;
@@ -686,6 +688,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
  * Context: ctx->lock held.
  */
 void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st)
+	__must_hold(&sub->ctx->lock)
 {
 	lockdep_assert_held(&sub->ctx->lock);
 	st->weight = READ_ONCE(sub->weight);
@@ -724,12 +727,12 @@ static int iopa_groups_show(struct seq_file *m, void *v)
 			   iopa_ctl_limit(&g->ctl), g->nr_members, g->sharers,
 			   g->cycles, g->changes, g->tput, g->dev_tput);
 		list_for_each_entry(sub, &g->members, group_node) {
-			spin_lock(&sub->ctx->lock);
+			iopa_ctx_lock(sub->ctx);
 			seq_printf(m, "  member: %u %u %llu %u %d %u\n",
 				   sub->ctx->id, sub->id, sub->cgroup_id,
 				   READ_ONCE(sub->weight), sub->group_active,
 				   sub->limit);
-			spin_unlock(&sub->ctx->lock);
+			iopa_ctx_unlock(sub->ctx);
 		}
 		mutex_unlock(&g->lock);
 	}

@@ -15,7 +15,7 @@
  * only the core's own leaf locks are taken: waitqueue locks (wake_up(),
  * finish_wait()) and what they nest (scheduler, epoll), the
  * workqueue's (mod_delayed_work()), blkstat.c's iopa_blkdevs_lock and
- * adapt.c's iopa_params_lock (iopa_params_get()), leaves.  Nothing under
+ * params.c's iopa_params_lock (iopa_params_get()), leaves.  Nothing under
  * ctx->lock sleeps, copies from or to user memory, or allocates.
  * fput() is called under ctx->lock: it defers the final __fput() to
  * task work or a workqueue and never sleeps.
@@ -34,10 +34,13 @@
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/rbtree.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
@@ -108,30 +111,33 @@ enum iopa_job_state {
  * @node: on iopa_ctx_list, protected by iopa_ctx_list_lock
  * @parked: L: io_uring FETCH commands waiting for a job (uring.c)
  * @nr_parked: L: length of @parked
+ * @park_ops: L: the front-end of the commands on @parked, set when it
+ *	parks the first
  * @uring_jobs: L: jobs with an io_uring SUBMIT command (job->ucmd), from
  *	queueing to their end or the command's cancel (uring.c)
  * @nr_uring_jobs: L: length of @uring_jobs
  */
 struct iopa_ctx {
 	spinlock_t		lock;	/* the L rule */
-	struct kref		ref;
-	struct list_head	runnable;
-	struct list_head	workers;
+	struct kref		ref;		/* A */
+	struct list_head	runnable;	/* L */
+	struct list_head	workers;	/* L */
 	wait_queue_head_t	fetch_wq;
-	u64			next_job_id;
-	u64			stat[IOPA_NR_STATS];
-	u32			nr[IOPA_JOB_NR_COUNTED];
-	u32			nr_submitters;
-	u32			nr_workers;
-	u32			nr_waiting;
-	u32			id;
-	u32			next_sub_id;
-	struct list_head	subs;
+	u64			next_job_id;	/* L */
+	u64			stat[IOPA_NR_STATS]; /* L */
+	u32			nr[IOPA_JOB_NR_COUNTED]; /* L */
+	u32			nr_submitters;	/* L */
+	u32			nr_workers;	/* L */
+	u32			nr_waiting;	/* L */
+	u32			id;		/* I */
+	u32			next_sub_id;	/* L */
+	struct list_head	subs;		/* L */
 	struct list_head	node;
-	struct list_head	parked;
-	u32			nr_parked;
-	struct list_head	uring_jobs;
-	u32			nr_uring_jobs;
+	struct list_head	parked;		/* L */
+	u32			nr_parked;	/* L */
+	const struct iopa_park_ops *park_ops;	/* L */
+	struct list_head	uring_jobs;	/* L */
+	u32			nr_uring_jobs;	/* L */
 };
 
 /**
@@ -185,7 +191,7 @@ struct iopa_adapt_cycle {
  * @adapt_work: runs the controller at the end of each cycle; armed
  *	while the submitter is open and not idle
  * @adapt_idle: L: the last cycle saw no job and none is queued: no
- *	cycle is armed until one is (iopa_adapt_wake())
+ *	cycle is armed until one is (iopa_limit_wake())
  * @tput_bytes: L: the last cycle measured bytes (its jobs did block
  *	I/O), else jobs
  * @unit_known: L: a cycle with completions has set @tput_bytes
@@ -230,47 +236,47 @@ struct iopa_adapt_cycle {
  * @group_cycle_ms: L: and the length of its cycle then begun
  */
 struct iopa_submitter {
-	struct iopa_ctx		*ctx;
-	struct kref		ref;
-	struct list_head	pending;
-	struct list_head	done;
-	struct list_head	running;
-	u64			lease_ns;
+	struct iopa_ctx		*ctx;		/* I */
+	struct kref		ref;		/* A */
+	struct list_head	pending;	/* L */
+	struct list_head	done;		/* L */
+	struct list_head	running;	/* L */
+	u64			lease_ns;	/* L */
 	struct delayed_work	lease_work;
-	struct list_head	rr_node;
+	struct list_head	rr_node;	/* L */
 	wait_queue_head_t	wq;
-	u32			limit;
-	u32			nr_reserved;
-	u32			nr[IOPA_JOB_NR_COUNTED];
-	u64			stat[IOPA_NR_STATS];
-	bool			closed;
-	u32			id;
-	struct list_head	ctx_node;
-	struct iopa_ctl		ctl;
-	struct iopa_adapt_cycle	cyc;
+	u32			limit;		/* L */
+	u32			nr_reserved;	/* L */
+	u32			nr[IOPA_JOB_NR_COUNTED]; /* L */
+	u64			stat[IOPA_NR_STATS]; /* L */
+	bool			closed;		/* L */
+	u32			id;		/* I */
+	struct list_head	ctx_node;	/* L */
+	struct iopa_ctl		ctl;		/* L */
+	struct iopa_adapt_cycle	cyc;		/* L */
 	struct delayed_work	adapt_work;
-	bool			adapt_idle;
-	bool			tput_bytes;
-	bool			unit_known;
-	u64			bytes_per_s;
-	u64			jobs_per_s;
-	u32			last_wait_us;
-	u32			last_svc_us;
-	u32			last_jobs;
-	u32			last_noise;
-	u64			cycles;
-	u64			changes;
-	u32			r_permille;
-	u32			nr_devs;
-	dev_t			devs[IOPA_STATE_MAX_DEVS];
-	u32			order;
-	struct rb_root		sorted;
-	struct iopa_kjob	*reindex;
-	u64			sweep_pos;
-	u64			sweep_cut;
-	bool			sweep_down;
-	struct pid		*pid;
-	char			comm[TASK_COMM_LEN];
+	bool			adapt_idle;	/* L */
+	bool			tput_bytes;	/* L */
+	bool			unit_known;	/* L */
+	u64			bytes_per_s;	/* L */
+	u64			jobs_per_s;	/* L */
+	u32			last_wait_us;	/* L */
+	u32			last_svc_us;	/* L */
+	u32			last_jobs;	/* L */
+	u32			last_noise;	/* L */
+	u64			cycles;		/* L */
+	u64			changes;	/* L */
+	u32			r_permille;	/* L */
+	u32			nr_devs;	/* L */
+	dev_t			devs[IOPA_STATE_MAX_DEVS]; /* L */
+	u32			order;		/* L, A read */
+	struct rb_root		sorted;		/* L */
+	struct iopa_kjob	*reindex;	/* L */
+	u64			sweep_pos;	/* L */
+	u64			sweep_cut;	/* L */
+	bool			sweep_down;	/* L */
+	struct pid		*pid;		/* I */
+	char			comm[TASK_COMM_LEN]; /* I */
 	u64			cgroup_id;	/* I */
 	u32			weight;		/* A */
 	struct iopa_group	*group;		/* L + group */
@@ -309,17 +315,17 @@ struct iopa_submitter {
  * @expired_next: L: the slot of @expired to fill next
  */
 struct iopa_worker {
-	struct iopa_ctx		*ctx;
-	struct list_head	node;
-	struct list_head	held;
-	u32			nr_held;
-	u32			nr_parked;
-	const struct task_struct *io_task;
-	u64			io_charged;
+	struct iopa_ctx		*ctx;		/* I */
+	struct list_head	node;		/* L */
+	struct list_head	held;		/* L */
+	u32			nr_held;	/* L */
+	u32			nr_parked;	/* L */
+	const struct task_struct *io_task;	/* L */
+	u64			io_charged;	/* L */
 	u64			restart_done;	/* L */
 	const struct task_struct *restart_task;	/* L */
-	u64			expired[IOPA_WORKER_EXPIRED];
-	u32			expired_next;
+	u64			expired[IOPA_WORKER_EXPIRED]; /* L */
+	u32			expired_next;	/* L */
 };
 
 /**
@@ -341,41 +347,74 @@ struct iopa_worker {
  * @io_mark: L: @io_task's block I/O bytes when it fetched the job
  * @submit_ns: L: when it was submitted (ktime_get_ns()), or requeued
  * @fetch_ns: L: when a worker fetched it, 0 while not RUNNING
- * @ucmd: L: the io_uring SUBMIT command whose CQE reports the job's end,
- *	or NULL for a job submitted by ioctl or whose command was cancelled
- * @orphan: L: its io_uring command was cancelled: the job's end is
- *	reported nowhere, and the job is cancelled, not requeued, if its
- *	worker dies
- * @unode: L: on ctx->uring_jobs while @ucmd is set and the job queued
+ * @ops: L: the front-end that reports the job's end itself (an io_uring
+ *	SUBMIT's CQE), or NULL: the end is queued for IOPA_IOC_REAP
+ * @orphan: L: its front-end let go of it (an io_uring command was
+ *	cancelled): the job's end is reported nowhere, and the job is
+ *	cancelled, not requeued, if its worker dies
+ * @ucmd: L: uring.c's: the SUBMIT command whose CQE reports the job's end
+ * @unode: L: uring.c's: on ctx->uring_jobs while @ops is set and the job
+ *	queued
  * @run_node: L: on @sub->running while RUNNING
  * @sort_node: L: on @sub->sorted while PENDING in SORTED or CSCAN order,
  *	else cleared
  * @location: I: physical block of @offset, 0 if unknown or FIFO
  */
 struct iopa_kjob {
-	struct list_head	node;
-	struct iopa_submitter	*sub;
-	struct iopa_worker	*worker;
-	struct file		*file;
-	struct iopa_pin		*pin;
-	u64			id;
-	u64			user_data;
-	u64			offset;
-	u64			len;
-	u32			flags;
-	u32			cqe_flags;
-	s32			res;
-	u8			state;
-	const struct task_struct *io_task;
-	u64			io_mark;
-	u64			submit_ns;
-	u64			fetch_ns;
-	struct io_uring_cmd	*ucmd;
-	bool			orphan;
-	struct list_head	unode;
-	struct list_head	run_node;
-	struct rb_node		sort_node;
-	u64			location;
+	struct list_head	node;		/* L */
+	struct iopa_submitter	*sub;		/* I */
+	struct iopa_worker	*worker;	/* L */
+	struct file		*file;		/* L */
+	struct iopa_pin		*pin;		/* L */
+	u64			id;		/* I */
+	u64			user_data;	/* I */
+	u64			offset;		/* I */
+	u64			len;		/* I */
+	u32			flags;		/* I */
+	u32			cqe_flags;	/* L */
+	s32			res;		/* L */
+	u8			state;		/* L */
+	const struct task_struct *io_task;	/* L */
+	u64			io_mark;	/* L */
+	u64			submit_ns;	/* L */
+	u64			fetch_ns;	/* L */
+	const struct iopa_job_ops *ops;		/* L */
+	bool			orphan;		/* L */
+	struct io_uring_cmd	*ucmd;		/* L */
+	struct list_head	unode;		/* L */
+	struct list_head	run_node;	/* L */
+	struct rb_node		sort_node;	/* L */
+	u64			location;	/* I */
+};
+
+/**
+ * struct iopa_job_ops - a front-end that reports the end of its jobs
+ *	itself, rather than queueing it for IOPA_IOC_REAP (uring.c)
+ * @queued: the job was queued, PENDING.  Context: ctx->lock held
+ * @ended: the job ended and is GONE; no cancel of the front-end may find
+ *	it any more.  Context: ctx->lock held
+ * @free: the job, which ended with result @res, is being freed: report
+ *	its end.  Context: ctx->lock not held
+ *
+ * As blk-mq calls a driver's queue ops, the job core calls these; it
+ * never calls a front-end by name.  A front-end touches no field of a
+ * job but @ops (set before the job is queued, or cleared by
+ * iopa_job_orphan()) and its own (uring.c: @ucmd, @unode).
+ */
+struct iopa_job_ops {
+	void (*queued)(struct iopa_ctx *ctx, struct iopa_kjob *job);
+	void (*ended)(struct iopa_ctx *ctx, struct iopa_kjob *job);
+	void (*free)(struct iopa_kjob *job, s32 res);
+};
+
+/**
+ * struct iopa_park_ops - a front-end whose FETCH commands wait on
+ *	ctx->parked instead of sleeping (uring.c)
+ * @serve: jobs may be dispatchable: hand them to parked commands.
+ *	Context: ctx->lock held
+ */
+struct iopa_park_ops {
+	void (*serve)(struct iopa_ctx *ctx);
 };
 
 /**
@@ -398,6 +437,35 @@ struct iopa_totals {
 };
 
 /**
+ * enum iopa_param - the controller's parameters that sysfs sets, each a
+ *	field of struct iopa_ctl_params (params.c)
+ * @IOPA_PARAM_INCREASE: increase_permille (increase_threshold)
+ * @IOPA_PARAM_DECREASE: decrease_permille (decrease_threshold)
+ * @IOPA_PARAM_FAST_CYCLE: fast_cycle_ms
+ * @IOPA_PARAM_NORMAL_CYCLE: normal_cycle_ms
+ * @IOPA_PARAM_HOLD_CYCLE: hold_cycle_ms
+ * @IOPA_PARAM_HISTORY: history
+ * @IOPA_PARAM_INIT_LIMIT: init_limit
+ * @IOPA_PARAM_FAST_CAP: fast_cap
+ * @IOPA_PARAM_MAX_LIMIT: max_limit
+ * @IOPA_PARAM_GAIN: gain_permille (gain_threshold)
+ * @IOPA_NR_PARAMS: how many
+ */
+enum iopa_param {
+	IOPA_PARAM_INCREASE,
+	IOPA_PARAM_DECREASE,
+	IOPA_PARAM_FAST_CYCLE,
+	IOPA_PARAM_NORMAL_CYCLE,
+	IOPA_PARAM_HOLD_CYCLE,
+	IOPA_PARAM_HISTORY,
+	IOPA_PARAM_INIT_LIMIT,
+	IOPA_PARAM_FAST_CAP,
+	IOPA_PARAM_MAX_LIMIT,
+	IOPA_PARAM_GAIN,
+	IOPA_NR_PARAMS,
+};
+
+/**
  * struct iopa_tunables - root-writable knobs, shown in sysfs
  * @max_jobs: outstanding (submitted, unreaped) jobs per submitter
  * @max_submitters: live submitters per context
@@ -412,6 +480,32 @@ struct iopa_tunables {
 	unsigned int		max_workers;
 	unsigned int		max_total_jobs;
 };
+
+/*
+ * The context lock (the L rule), taken and dropped only through these
+ * two, as blk-iocost takes its locks through iocg_lock()/iocg_unlock():
+ * sparse sees each function's balance, and the functions that need it
+ * held say so with __must_hold() and check it with lockdep.
+ */
+static inline void iopa_ctx_lock(struct iopa_ctx *ctx)
+	__acquires(&ctx->lock)
+{
+	spin_lock(&ctx->lock);
+}
+
+static inline void iopa_ctx_unlock(struct iopa_ctx *ctx)
+	__releases(&ctx->lock)
+{
+	spin_unlock(&ctx->lock);
+}
+
+/* A wait of @ns nanoseconds (0: no limit) in jiffies, rounded up. */
+static inline long iopa_timeout_jiffies(u64 ns)
+{
+	if (!ns)
+		return MAX_SCHEDULE_TIMEOUT;
+	return min_t(u64, nsecs_to_jiffies64(ns), MAX_SCHEDULE_TIMEOUT - 2) + 1;
+}
 
 /*
  * iopa_receive_fd() - give the caller a new O_CLOEXEC fd for @file, with
@@ -450,54 +544,32 @@ extern struct mutex iopa_ctx_list_lock;
 struct io_uring_cmd;
 struct iopa_group;
 
-/* queue.c */
-void iopa_job_free_list(struct list_head *gc);
-struct iopa_kjob *iopa_dispatch(struct iopa_worker *w);
-int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait);
-int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
-		  struct iopa_kjob **jobp);
-void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
-		      u32 nr, u32 unused);
-int iopa_worker_complete_locked(struct iopa_worker *w,
-				const struct iopa_done *done, struct list_head *gc);
-struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work);
-int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
-			  struct file *file, struct iopa_work __user *uwork);
-bool iopa_is_worker_file(const struct file *file);
-void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id);
-void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc);
-void iopa_sub_update(struct iopa_submitter *sub);
-void iopa_stats_fill(struct iopa_stats *st, const u64 *stat, const u32 *nr);
-void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
-struct iopa_ctx *iopa_ctx_alloc(void);
-void iopa_ctx_put(struct iopa_ctx *ctx);
-long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
-		    unsigned long arg);
-bool iopa_is_iopa_file(const struct file *file);
-int iopa_queue_init(void);
-void iopa_queue_exit(void);
+/*
+ * The files' functions, lowest layer first: each file calls only those
+ * of the layers before its own (main.c has the map;
+ * tools/check/kernel-layers.py checks the objects).
+ */
 
-/* adapt.c */
-void iopa_adapt_init(struct iopa_submitter *sub, u32 fixed_limit);
-void iopa_adapt_start(struct iopa_submitter *sub);
-void iopa_adapt_stop(struct iopa_submitter *sub);
-void iopa_adapt_wake(struct iopa_submitter *sub);
-void iopa_adapt_job_started(struct iopa_kjob *job);
-void iopa_adapt_job_done(struct iopa_kjob *job);
-void iopa_adapt_note_file(struct iopa_submitter *sub,
-			  const struct file *file);
-long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp);
-long iopa_adapt_ioctl(struct iopa_submitter *sub, unsigned int cmd,
-		      void __user *argp);
+/* params.c */
+void iopa_params_init(void);
 void iopa_params_get(struct iopa_ctl_params *p);
-int iopa_params_set(size_t off, u32 val);
-u32 iopa_params_read(size_t off);
+u32 iopa_param_read(enum iopa_param i);
+int iopa_param_set(enum iopa_param i, u32 val);
 enum iopa_ctl_policy iopa_default_policy_get(void);
 void iopa_default_policy_set(enum iopa_ctl_policy pol);
-void iopa_params_init(void);
-u64 iopa_adapt_cpu_idle_us(void);
-void iopa_debugfs_init(void);
-void iopa_debugfs_exit(void);
+
+/* blkstat.c */
+void iopa_blkstat_track(dev_t dev);
+u64 iopa_blkstat_read_bytes(dev_t dev);
+void iopa_blkstat_debugfs(struct dentry *dir);
+void iopa_blkstat_init(void);
+void iopa_blkstat_exit(void);
+
+/* pin.c */
+struct iopa_pin;
+struct iopa_pin *iopa_pin_charge(void);
+void iopa_pin_uncharge(struct iopa_pin *pin);
+void iopa_pin_exit(void);
 
 /* order.c */
 u64 iopa_order_locate(struct file *file, u64 offset);
@@ -507,13 +579,14 @@ void iopa_order_leave(struct iopa_kjob *job);
 struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub);
 long iopa_sub_set_order(struct iopa_submitter *sub, void __user *argp);
 
-/* uring.c */
-int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
-void iopa_uring_kick(struct iopa_ctx *ctx);
-void iopa_uring_job_queued(struct iopa_kjob *job);
-void iopa_uring_job_ended(struct iopa_kjob *job);
-void iopa_uring_job_free(struct iopa_kjob *job);
-void iopa_uring_exit(void);
+/* runq.c */
+void iopa_sub_update(struct iopa_submitter *sub);
+void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
+
+/* measure.c */
+u64 iopa_measure_cpu_idle_us(void);
+void iopa_measure_job_started(struct iopa_kjob *job);
+u64 iopa_measure_job_done(struct iopa_kjob *job, u64 now_ns, u64 *svc_us);
 
 /* group.c */
 u64 iopa_sub_cgroup_id(void);
@@ -525,17 +598,78 @@ void iopa_group_leave(struct iopa_submitter *sub);
 void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st);
 void iopa_group_debugfs(struct dentry *dir);
 
-/* pin.c */
-struct iopa_pin;
-struct iopa_pin *iopa_pin_charge(void);
-void iopa_pin_uncharge(struct iopa_pin *pin);
-void iopa_pin_exit(void);
+/* limit.c */
+void iopa_limit_init(struct iopa_submitter *sub, u32 fixed_limit);
+void iopa_limit_start(struct iopa_submitter *sub);
+void iopa_limit_stop(struct iopa_submitter *sub);
+void iopa_limit_wake(struct iopa_submitter *sub);
+void iopa_limit_job_done(struct iopa_kjob *job);
+void iopa_limit_note_file(struct iopa_submitter *sub,
+			  const struct file *file);
+long iopa_limit_ioctl(struct iopa_submitter *sub, unsigned int cmd,
+		      void __user *argp);
 
-/* blkstat.c */
-void iopa_blkstat_track(dev_t dev);
-u64 iopa_blkstat_read_bytes(dev_t dev);
-void iopa_blkstat_debugfs(struct dentry *dir);
-void iopa_blkstat_init(void);
-void iopa_blkstat_exit(void);
+/* queue.c */
+void iopa_job_free_list(struct list_head *gc);
+struct iopa_kjob *iopa_dispatch(struct iopa_worker *w);
+int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait);
+int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
+		  struct list_head *batch, struct iopa_kjob **jobp);
+void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
+		      u32 nr, u32 unused);
+long iopa_sub_reap(struct iopa_submitter *sub, struct iopa_cqe __user *ucqes,
+		   u32 nr);
+bool iopa_sub_has_done(struct iopa_submitter *sub);
+long iopa_sub_cancel(struct iopa_submitter *sub, u64 user_data, bool all);
+void iopa_sub_set_lease(struct iopa_submitter *sub, u64 lease_ns);
+u64 iopa_sub_lease(struct iopa_submitter *sub);
+void iopa_sub_stats(struct iopa_submitter *sub, struct iopa_stats *st);
+__poll_t iopa_sub_poll(struct iopa_submitter *sub, struct file *file,
+		       poll_table *wait);
+int iopa_sub_create(struct iopa_ctx *ctx, u32 limit);
+void iopa_sub_close(struct iopa_submitter *sub);
+int iopa_worker_complete_locked(struct iopa_worker *w,
+				const struct iopa_done *done, struct list_head *gc);
+int iopa_worker_complete(struct iopa_worker *w, const struct iopa_done *done);
+long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
+		       struct iopa_work __user *uwork, bool complete);
+struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work);
+int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
+			  struct file *file, struct iopa_work __user *uwork);
+void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id);
+int iopa_worker_create(struct iopa_ctx *ctx);
+void iopa_worker_close(struct iopa_worker *w);
+void iopa_job_orphan(struct iopa_kjob *job, struct list_head *gc);
+bool iopa_job_is_new(const struct iopa_kjob *job);
+void iopa_stats_fill(struct iopa_stats *st, const u64 *stat, const u32 *nr);
+struct iopa_ctx *iopa_ctx_alloc(void);
+void iopa_ctx_put(struct iopa_ctx *ctx);
+void iopa_ctx_stats(struct iopa_ctx *ctx, struct iopa_stats *st);
+bool iopa_is_iopa_file(const struct file *file);
+int iopa_queue_init(const struct file_operations *sub_fops,
+		    const struct file_operations *worker_fops);
+void iopa_queue_exit(void);
+
+/* ioctl.c */
+long iopa_sub_ioctl(struct iopa_submitter *sub, unsigned int cmd,
+		    void __user *argp);
+long iopa_worker_ioctl(struct iopa_worker *w, unsigned int cmd,
+		       void __user *argp);
+long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
+		    void __user *argp);
+
+/* uring.c */
+int iopa_uring_sub_cmd(struct iopa_submitter *sub, struct io_uring_cmd *cmd,
+		       unsigned int issue_flags);
+int iopa_uring_worker_cmd(struct iopa_worker *w, struct io_uring_cmd *cmd,
+			  unsigned int issue_flags);
+void iopa_uring_exit(void);
+
+/* state.c */
+long iopa_state_ioctl(struct iopa_submitter *sub, unsigned int cmd,
+		      void __user *argp);
+long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp);
+void iopa_debugfs_init(void);
+void iopa_debugfs_exit(void);
 
 #endif /* _IOPA_PRIV_H */

@@ -130,6 +130,7 @@ static bool iopa_order_less(struct rb_node *a, const struct rb_node *b)
  * Context: ctx->lock held.
  */
 void iopa_order_pending(struct iopa_kjob *job)
+	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
 
@@ -145,6 +146,7 @@ void iopa_order_pending(struct iopa_kjob *job)
  * Context: ctx->lock held.
  */
 void iopa_order_leave(struct iopa_kjob *job)
+	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
 
@@ -215,6 +217,7 @@ static struct iopa_kjob *iopa_order_beyond(struct rb_root *root, u64 pos,
  * sweep's position.
  */
 struct iopa_kjob *iopa_order_next(struct iopa_submitter *sub)
+	__must_hold(&sub->ctx->lock)
 {
 	struct rb_root *root = &sub->sorted;
 	struct iopa_kjob *job;
@@ -277,7 +280,7 @@ long iopa_sub_set_order(struct iopa_submitter *sub, void __user *argp)
 	    arg.order > IOPA_ORDER_MAX)
 		return -EINVAL;
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	if (arg.order != sub->order) {
 		/* SORTED and CSCAN share the index: only FIFO changes it. */
 		if (arg.order == IOPA_ORDER_FIFO ||
@@ -299,10 +302,10 @@ long iopa_sub_set_order(struct iopa_submitter *sub, void __user *argp)
 			else
 				iopa_order_leave(job);
 		}
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		cond_resched();
-		spin_lock(&ctx->lock);
+		iopa_ctx_lock(ctx);
 	}
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	return 0;
 }

@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * iopa - the job queue: contexts, submitters, workers and jobs.
+ * iopa - the job core: contexts, submitters, workers and jobs; each
+ * job's state machine (iopa.h), dispatch, requeue, death and accounting.
+ *
+ * Front-ends above it: ioctl.c (the ioctl commands, which check their
+ * arguments before calling in here), uring.c (io_uring commands),
+ * state.c, and main.c's file operations.  It calls them only
+ * through ops they set: a job's ops (job->ops: a front-end that reports
+ * the job's end itself) and a context's park ops (runq.c).  Below it:
+ * the limit layer (limit.c: each submitter's cycle), measure.c, the run
+ * queue (runq.c), dispatch order (order.c), pin.c and params.c.
  *
  * A context (an open of /dev/iopa) creates submitter and worker fds.
  * Submitters queue jobs; workers fetch them.  Dispatch serves the
@@ -39,8 +48,9 @@ static atomic_t iopa_next_ctx_id = ATOMIC_INIT(0);
 LIST_HEAD(iopa_ctx_list);
 DEFINE_MUTEX(iopa_ctx_list_lock);	/* protects iopa_ctx_list */
 
-static const struct file_operations iopa_sub_fops;
-static const struct file_operations iopa_worker_fops;
+/* The submitter and worker files' operations (main.c), from init. */
+static const struct file_operations *iopa_sub_fops;
+static const struct file_operations *iopa_worker_fops;
 
 /* ---- counters --------------------------------------------------------- */
 
@@ -54,6 +64,7 @@ static void iopa_stat_add(struct iopa_submitter *sub, enum iopa_stat s,
 
 /* Move @job to state @to, keeping the per-state gauges right. */
 static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
+	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
 
@@ -183,8 +194,8 @@ static void iopa_job_put_file(struct iopa_kjob *job)
 /* Free a job that is GONE or NEW, outside ctx->lock. */
 static void iopa_job_free(struct iopa_kjob *job)
 {
-	if (job->ucmd)
-		iopa_uring_job_free(job);
+	if (job->ops)
+		job->ops->free(job, job->res);
 	if (job->file)
 		iopa_job_put_file(job);
 	iopa_sub_put(job->sub);
@@ -218,61 +229,11 @@ void iopa_job_free_list(struct list_head *gc)
  * changed, with no job running): mod, not queue.
  */
 static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
+	__must_hold(&sub->ctx->lock)
 {
 	lockdep_assert_held(&sub->ctx->lock);
 	mod_delayed_work(system_wq, &sub->lease_work,
 			 end_ns > now ? nsecs_to_jiffies(end_ns - now) + 1 : 0);
-}
-
-static bool iopa_sub_dispatchable(const struct iopa_submitter *sub)
-{
-	return sub->nr[IOPA_JOB_PENDING] &&
-	       sub->nr[IOPA_JOB_RUNNING] < sub->limit;
-}
-
-/**
- * iopa_sub_update() - after a change of @sub's jobs or limit
- * @sub: the submitter
- *
- * Puts @sub on, or takes it off, its context's runnable list, and notes
- * demand for the controller: jobs pending while the limit is reached.
- *
- * Context: ctx->lock held.
- */
-void iopa_sub_update(struct iopa_submitter *sub)
-{
-	bool queued = !list_empty(&sub->rr_node);
-
-	lockdep_assert_held(&sub->ctx->lock);
-	if (sub->nr[IOPA_JOB_PENDING] &&
-	    sub->nr[IOPA_JOB_RUNNING] >= sub->limit) {
-		sub->cyc.demand = true;
-		sub->group_demand = true;
-	}
-	if (iopa_sub_dispatchable(sub)) {
-		if (!queued)
-			list_add_tail(&sub->rr_node, &sub->ctx->runnable);
-	} else if (queued) {
-		list_del_init(&sub->rr_node);
-	}
-}
-
-/**
- * iopa_kick_workers() - wake up to @n workers waiting in FETCH
- * @ctx: the context
- * @n: how many jobs may have become dispatchable
- *
- * Does nothing if no job can be dispatched.
- *
- * Context: ctx->lock held.
- */
-void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
-{
-	lockdep_assert_held(&ctx->lock);
-	/* io_uring fetches are parked, not asleep: serve them first. */
-	iopa_uring_kick(ctx);
-	if (n && ctx->nr_waiting && !list_empty(&ctx->runnable))
-		wake_up_nr(&ctx->fetch_wq, n);
 }
 
 /**
@@ -286,6 +247,7 @@ void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n)
  * Return: the job, now RUNNING and held by @w, or NULL.
  */
 struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
+	__must_hold(&w->ctx->lock)
 {
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_submitter *sub;
@@ -302,7 +264,7 @@ struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 	job->worker = w;
 	w->nr_held++;
 	iopa_stat_add(sub, IOPA_STAT_DISPATCHED, 1);
-	iopa_adapt_job_started(job);
+	iopa_measure_job_started(job);
 	/* The first running job: its lease is the first to end. */
 	if (sub->lease_ns && list_is_singular(&sub->running))
 		iopa_lease_arm(sub, job->fetch_ns + sub->lease_ns,
@@ -335,6 +297,7 @@ static void iopa_job_queue_head(struct iopa_kjob *job)
  */
 static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 			 enum iopa_stat stat, struct list_head *gc)
+	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
 
@@ -343,14 +306,14 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		job->worker->nr_held--;
 		job->worker = NULL;
 	}
-	if (job->ucmd)
-		iopa_uring_job_ended(job);
+	if (job->ops)
+		job->ops->ended(sub->ctx, job);
 	iopa_job_put_file(job);
 	job->res = res;
 	job->cqe_flags |= cqe_flags;
 	iopa_stat_add(sub, stat, 1);
-	if (sub->closed || job->ucmd || job->orphan) {
-		/* An io_uring job's completion is its command's CQE. */
+	if (sub->closed || job->ops || job->orphan) {
+		/* Its front-end reports the end (an io_uring CQE), or nobody. */
 		iopa_job_set_state(job, IOPA_JOB_GONE);
 		list_move_tail(&job->node, gc);
 		/* Room for a SUBMIT waiting at max_jobs, or an EPOLLOUT. */
@@ -365,16 +328,37 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 }
 
 /**
- * iopa_job_cancel_locked() - end a PENDING job with -ECANCELED
- * @job: the job
+ * iopa_job_orphan() - @job's front-end lets go of it: nobody sees its end
+ * @job: the job, queued (not NEW)
  * @gc: where it goes if it needs freeing
+ *
+ * Its ops are dropped.  A pending job is cancelled; a running one runs
+ * on for nobody (its worker's COMPLETE accepted), and is cancelled
+ * rather than requeued if its worker dies (iopa_job_unwanted()).
  *
  * Context: ctx->lock held.
  */
-void iopa_job_cancel_locked(struct iopa_kjob *job, struct list_head *gc)
+void iopa_job_orphan(struct iopa_kjob *job, struct list_head *gc)
+	__must_hold(&job->sub->ctx->lock)
 {
-	iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED, IOPA_STAT_CANCELLED,
-		     gc);
+	lockdep_assert_held(&job->sub->ctx->lock);
+	job->ops = NULL;
+	job->orphan = true;
+	if (job->state == IOPA_JOB_PENDING)
+		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
+			     IOPA_STAT_CANCELLED, gc);
+}
+
+/**
+ * iopa_job_is_new() - is @job still being built, not yet queued?
+ * @job: the job
+ *
+ * Context: ctx->lock held.
+ * Return: true while SUBMIT builds it.
+ */
+bool iopa_job_is_new(const struct iopa_kjob *job)
+{
+	return job->state == IOPA_JOB_NEW;
 }
 
 /*
@@ -444,7 +428,7 @@ static void iopa_lease_work_fn(struct work_struct *work)
 	unsigned int n = 0;
 	LIST_HEAD(gc);
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	while (!sub->closed && sub->lease_ns && !list_empty(&sub->running)) {
 		struct iopa_worker *w;
 		u64 end;
@@ -465,39 +449,39 @@ static void iopa_lease_work_fn(struct work_struct *work)
 	}
 	/* Each job taken back frees a running slot of the submitter. */
 	iopa_kick_workers(ctx, n);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 }
 
-static long iopa_sub_set_lease(struct iopa_submitter *sub, void __user *argp)
+/**
+ * iopa_sub_set_lease() - set the lease of @sub's jobs
+ * @sub: the submitter
+ * @lease_ns: a job running longer is taken back; 0: no lease
+ */
+void iopa_sub_set_lease(struct iopa_submitter *sub, u64 lease_ns)
 {
-	struct iopa_lease arg;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved0 ||
-	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
-		return -EINVAL;
-	if (arg.lease_ns && (arg.lease_ns < IOPA_LEASE_MIN_NS ||
-			     arg.lease_ns > IOPA_LEASE_MAX_NS))
-		return -EINVAL;
-	spin_lock(&sub->ctx->lock);
-	sub->lease_ns = arg.lease_ns;
+	iopa_ctx_lock(sub->ctx);
+	sub->lease_ns = lease_ns;
 	/* The running jobs' leases count from their fetch: look now. */
-	if (arg.lease_ns && !list_empty(&sub->running))
+	if (lease_ns && !list_empty(&sub->running))
 		mod_delayed_work(system_wq, &sub->lease_work, 0);
-	spin_unlock(&sub->ctx->lock);
-	return 0;
+	iopa_ctx_unlock(sub->ctx);
 }
 
-static long iopa_sub_get_lease(struct iopa_submitter *sub, void __user *argp)
+/**
+ * iopa_sub_lease() - the lease of @sub's jobs
+ * @sub: the submitter
+ *
+ * Return: the lease in nanoseconds, 0 for none.
+ */
+u64 iopa_sub_lease(struct iopa_submitter *sub)
 {
-	struct iopa_lease arg = { };
+	u64 ns;
 
-	spin_lock(&sub->ctx->lock);
-	arg.lease_ns = sub->lease_ns;
-	spin_unlock(&sub->ctx->lock);
-	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
+	iopa_ctx_lock(sub->ctx);
+	ns = sub->lease_ns;
+	iopa_ctx_unlock(sub->ctx);
+	return ns;
 }
 
 /* ---- submitter -------------------------------------------------------- */
@@ -520,19 +504,25 @@ static bool iopa_sub_has_room(struct iopa_submitter *sub)
 {
 	bool room;
 
-	spin_lock(&sub->ctx->lock);
+	iopa_ctx_lock(sub->ctx);
 	room = iopa_sub_room(sub) > 0;
-	spin_unlock(&sub->ctx->lock);
+	iopa_ctx_unlock(sub->ctx);
 	return room;
 }
 
-static bool iopa_sub_has_done(struct iopa_submitter *sub)
+/**
+ * iopa_sub_has_done() - has @sub completions to reap?
+ * @sub: the submitter
+ *
+ * Return: true if a completion is queued.
+ */
+bool iopa_sub_has_done(struct iopa_submitter *sub)
 {
 	bool done;
 
-	spin_lock(&sub->ctx->lock);
+	iopa_ctx_lock(sub->ctx);
 	done = !list_empty(&sub->done);
-	spin_unlock(&sub->ctx->lock);
+	iopa_ctx_unlock(sub->ctx);
 	return done;
 }
 
@@ -555,10 +545,10 @@ int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 	u32 got, charged;
 
 	for (;;) {
-		spin_lock(&sub->ctx->lock);
+		iopa_ctx_lock(sub->ctx);
 		got = min(want, iopa_sub_room(sub));
 		sub->nr_reserved += got;
-		spin_unlock(&sub->ctx->lock);
+		iopa_ctx_unlock(sub->ctx);
 		if (got)
 			break;
 		if (!wait)
@@ -568,9 +558,9 @@ int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 	}
 	charged = iopa_total_charge(got);
 	if (charged < got) {
-		spin_lock(&sub->ctx->lock);
+		iopa_ctx_lock(sub->ctx);
 		sub->nr_reserved -= got - charged;
-		spin_unlock(&sub->ctx->lock);
+		iopa_ctx_unlock(sub->ctx);
 		wake_up(&sub->wq);
 	}
 	return charged ? charged : -ENOSPC;
@@ -598,6 +588,7 @@ static bool iopa_job_file_ok(const struct file *file)
  * iopa_kjob_new() - check a job description and allocate its job
  * @sub: the submitter
  * @desc: the description, a kernel copy
+ * @batch: the new job goes at its tail, for iopa_sub_enqueue()
  * @jobp: the new job (NEW, holding its own file reference), built in room
  *	taken by iopa_sub_reserve()
  *
@@ -605,7 +596,7 @@ static bool iopa_job_file_ok(const struct file *file)
  * through jobs as RLIMIT_NOFILE allows: pin.c) or -ENOMEM.
  */
 int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
-		  struct iopa_kjob **jobp)
+		  struct list_head *batch, struct iopa_kjob **jobp)
 {
 	struct iopa_kjob *job;
 	struct iopa_pin *pin;
@@ -646,6 +637,7 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 	if (READ_ONCE(sub->order) != IOPA_ORDER_FIFO)
 		job->location = iopa_order_locate(file, desc->offset);
 	job->state = IOPA_JOB_NEW;
+	list_add_tail(&job->node, batch);
 	*jobp = job;
 	return 0;
 }
@@ -663,86 +655,25 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_kjob *job, *tmp;
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	list_for_each_entry_safe(job, tmp, batch, node) {
 		job->id = ++ctx->next_job_id;
-		iopa_adapt_note_file(sub, job->file);
+		iopa_limit_note_file(sub, job->file);
 		iopa_job_set_state(job, IOPA_JOB_PENDING);
 		list_move_tail(&job->node, &sub->pending);
-		if (job->ucmd)
-			iopa_uring_job_queued(job);
+		if (job->ops)
+			job->ops->queued(ctx, job);
 	}
 	sub->nr_reserved -= nr + unused;
 	iopa_total_uncharge(unused);
 	iopa_stat_add(sub, IOPA_STAT_SUBMITTED, nr);
 	if (nr)
-		iopa_adapt_wake(sub);
+		iopa_limit_wake(sub);
 	iopa_sub_update(sub);
 	iopa_kick_workers(ctx, nr);
 	if (unused)
 		wake_up(&sub->wq);
-	spin_unlock(&ctx->lock);
-}
-
-static long iopa_sub_submit(struct iopa_submitter *sub, void __user *argp)
-{
-	const struct iopa_job __user *ujobs;
-	struct iopa_submit arg;
-	u32 done = 0, built;
-	int ret = 0, room;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~IOPA_SUBMIT_F_MASK) || arg.reserved[0] ||
-	    arg.reserved[1])
-		return -EINVAL;
-	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
-		return -EINVAL;
-	ujobs = u64_to_user_ptr(arg.jobs);
-
-	while (done < arg.nr) {
-		LIST_HEAD(batch);
-
-		/*
-		 * Block for room only before the first job is accepted: a
-		 * caller that reaps its own completions must get control
-		 * back once some of its jobs are in.
-		 */
-		room = iopa_sub_reserve(sub, arg.nr - done,
-					!done && (arg.flags & IOPA_SUBMIT_F_WAIT));
-		if (room < 0) {
-			ret = room;
-			break;
-		}
-		for (built = 0; built < room; built++) {
-			struct iopa_kjob *job;
-			struct iopa_job desc;
-
-			if (copy_from_user(&desc, &ujobs[done + built],
-					   sizeof(desc))) {
-				ret = -EFAULT;
-				break;
-			}
-			ret = iopa_kjob_new(sub, &desc, &job);
-			if (ret)
-				break;
-			list_add_tail(&job->node, &batch);
-		}
-		iopa_sub_enqueue(sub, &batch, built, room - built);
-		done += built;
-		if (ret)
-			break;
-		cond_resched();
-	}
-	return done ? done : ret;
-}
-
-/* A wait of @ns nanoseconds (0: no limit) in jiffies, rounded up. */
-static long iopa_timeout_jiffies(u64 ns)
-{
-	if (!ns)
-		return MAX_SCHEDULE_TIMEOUT;
-	return min_t(u64, nsecs_to_jiffies64(ns), MAX_SCHEDULE_TIMEOUT - 2) + 1;
+	iopa_ctx_unlock(ctx);
 }
 
 static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
@@ -753,49 +684,37 @@ static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
 	cqe->flags = job->cqe_flags;
 }
 
-static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
+/**
+ * iopa_sub_reap() - copy up to @nr of @sub's completions out
+ * @sub: the submitter
+ * @ucqes: where, an array of @nr
+ * @nr: at most this many
+ *
+ * The completions copied are freed; the others stay queued, in order.
+ *
+ * Return: how many were copied; 0 if none was queued; -EFAULT if none
+ * could be copied.
+ */
+long iopa_sub_reap(struct iopa_submitter *sub, struct iopa_cqe __user *ucqes,
+		   u32 nr)
 {
 	struct iopa_ctx *ctx = sub->ctx;
-	struct iopa_cqe __user *ucqes;
 	struct iopa_kjob *job, *tmp;
-	struct iopa_reap arg;
 	u32 n = 0, copied;
 	LIST_HEAD(taken);
 	LIST_HEAD(gc);
-	long timeout;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~IOPA_REAP_F_MASK) || arg.reserved[0] ||
-	    arg.reserved[1])
-		return -EINVAL;
-	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
-		return -EINVAL;
-	ucqes = u64_to_user_ptr(arg.cqes);
-
-	timeout = iopa_timeout_jiffies(arg.timeout_ns);
-	for (;;) {
-		/* Take up to nr completions, to copy them out unlocked. */
-		spin_lock(&ctx->lock);
-		list_for_each_entry_safe(job, tmp, &sub->done, node) {
-			if (n == arg.nr)
-				break;
-			list_move_tail(&job->node, &taken);
-			n++;
-		}
-		spin_unlock(&ctx->lock);
-		if (n)
+	/* Take up to nr completions, to copy them out unlocked. */
+	iopa_ctx_lock(ctx);
+	list_for_each_entry_safe(job, tmp, &sub->done, node) {
+		if (n == nr)
 			break;
-		if (!(arg.flags & IOPA_REAP_F_WAIT))
-			return -EAGAIN;
-		timeout = wait_event_interruptible_timeout(sub->wq,
-							   iopa_sub_has_done(sub),
-							   timeout);
-		if (timeout < 0)
-			return -ERESTARTSYS;
-		if (!timeout)
-			return -ETIMEDOUT;
+		list_move_tail(&job->node, &taken);
+		n++;
 	}
+	iopa_ctx_unlock(ctx);
+	if (!n)
+		return 0;
 
 	n = 0;
 	list_for_each_entry(job, &taken, node) {
@@ -809,7 +728,7 @@ static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
 	copied = n;
 
 	/* Free what was copied; put the rest back at the head, in order. */
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	list_for_each_entry_safe(job, tmp, &taken, node) {
 		if (!n--)
 			break;
@@ -818,7 +737,7 @@ static long iopa_sub_reap(struct iopa_submitter *sub, void __user *argp)
 	}
 	list_splice(&taken, &sub->done);
 	wake_up(&sub->wq);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 
 	iopa_job_free_list(&gc);
 	return copied ? copied : -EFAULT;
@@ -839,32 +758,35 @@ static bool iopa_sub_running(struct iopa_submitter *sub, u64 user_data)
 	return false;
 }
 
-static long iopa_sub_cancel(struct iopa_submitter *sub, void __user *argp)
+/**
+ * iopa_sub_cancel() - cancel @sub's pending jobs of @user_data
+ * @sub: the submitter
+ * @user_data: the jobs' cookie
+ * @all: all of them, else the oldest
+ *
+ * Return: how many were cancelled; -EALREADY if none is pending but one
+ * runs; -ENOENT if none is pending or running.
+ */
+long iopa_sub_cancel(struct iopa_submitter *sub, u64 user_data, bool all)
 {
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_kjob *job, *tmp;
-	struct iopa_cancel arg;
 	LIST_HEAD(gc);
 	long n = 0;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~IOPA_CANCEL_F_MASK) || arg.reserved0)
-		return -EINVAL;
-
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	list_for_each_entry_safe(job, tmp, &sub->pending, node) {
-		if (job->user_data != arg.user_data)
+		if (job->user_data != user_data)
 			continue;
 		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
 			     IOPA_STAT_CANCELLED, &gc);
 		n++;
-		if (!(arg.flags & IOPA_CANCEL_F_ALL))
+		if (!all)
 			break;
 	}
 	if (!n)
-		n = iopa_sub_running(sub, arg.user_data) ? -EALREADY : -ENOENT;
-	spin_unlock(&ctx->lock);
+		n = iopa_sub_running(sub, user_data) ? -EALREADY : -ENOENT;
+	iopa_ctx_unlock(ctx);
 	/* io_uring jobs and orphans end GONE: theirs to free here. */
 	iopa_job_free_list(&gc);
 	return n;
@@ -890,66 +812,38 @@ void iopa_stats_fill(struct iopa_stats *st, const u64 *stat, const u32 *nr)
 	st->unreaped = nr[IOPA_JOB_DONE];
 }
 
-static long iopa_get_features(void __user *argp)
+/**
+ * iopa_sub_stats() - a submitter's IOPA_IOC_GET_STATS
+ * @sub: the submitter
+ * @st: filled in
+ */
+void iopa_sub_stats(struct iopa_submitter *sub, struct iopa_stats *st)
 {
-	struct iopa_features f = {
-		.abi_version = IOPA_ABI_VERSION,
-		.features = IOPA_FEAT_IOCTL | IOPA_FEAT_POLL |
-			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
-			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST |
-			    IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES |
-			    IOPA_FEAT_SHARE | IOPA_FEAT_LEASE,
-		.batch_max = IOPA_BATCH_MAX,
-		.limit_max = IOPA_LIMIT_MAX,
-		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
-	};
-
-	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+	iopa_ctx_lock(sub->ctx);
+	iopa_stats_fill(st, sub->stat, sub->nr);
+	iopa_ctx_unlock(sub->ctx);
 }
 
-static long iopa_sub_ioctl(struct file *file, unsigned int cmd,
-			   unsigned long arg)
+/**
+ * iopa_sub_poll() - poll of a submitter fd
+ * @sub: the submitter
+ * @file: its file
+ * @wait: the poll table
+ *
+ * Return: EPOLLIN with completions to reap, EPOLLOUT with room to submit.
+ */
+__poll_t iopa_sub_poll(struct iopa_submitter *sub, struct file *file,
+		       poll_table *wait)
 {
-	struct iopa_submitter *sub = file->private_data;
-	void __user *argp = (void __user *)arg;
-	struct iopa_stats st = { };
-
-	switch (cmd) {
-	case IOPA_IOC_GET_FEATURES:
-		return iopa_get_features(argp);
-	case IOPA_IOC_SUBMIT:
-		return iopa_sub_submit(sub, argp);
-	case IOPA_IOC_REAP:
-		return iopa_sub_reap(sub, argp);
-	case IOPA_IOC_CANCEL:
-		return iopa_sub_cancel(sub, argp);
-	case IOPA_IOC_SET_ORDER:
-		return iopa_sub_set_order(sub, argp);
-	case IOPA_IOC_SET_LEASE:
-		return iopa_sub_set_lease(sub, argp);
-	case IOPA_IOC_GET_LEASE:
-		return iopa_sub_get_lease(sub, argp);
-	case IOPA_IOC_GET_STATS:
-		spin_lock(&sub->ctx->lock);
-		iopa_stats_fill(&st, sub->stat, sub->nr);
-		spin_unlock(&sub->ctx->lock);
-		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
-	}
-	return iopa_adapt_ioctl(sub, cmd, argp);
-}
-
-static __poll_t iopa_sub_poll(struct file *file, poll_table *wait)
-{
-	struct iopa_submitter *sub = file->private_data;
 	__poll_t mask = 0;
 
 	poll_wait(file, &sub->wq, wait);
-	spin_lock(&sub->ctx->lock);
+	iopa_ctx_lock(sub->ctx);
 	if (!list_empty(&sub->done))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (iopa_sub_room(sub))
 		mask |= EPOLLOUT | EPOLLWRNORM;
-	spin_unlock(&sub->ctx->lock);
+	iopa_ctx_unlock(sub->ctx);
 	return mask;
 }
 
@@ -963,6 +857,7 @@ static __poll_t iopa_sub_poll(struct file *file, poll_table *wait)
 static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
 			      struct list_head *list,
 			      enum iopa_job_state state, struct list_head *gc)
+	__must_hold(&sub->ctx->lock)
 {
 	u32 n = sub->nr[state];
 
@@ -978,19 +873,21 @@ static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
 	return n;
 }
 
-/*
- * The submitter fd is gone: cancel what is pending, drop what is
- * unreaped.  Running jobs keep their submitter reference and are freed
- * when their worker completes them or dies.
+/**
+ * iopa_sub_close() - the submitter fd is gone
+ * @sub: the submitter
+ *
+ * Cancel what is pending, drop what is unreaped.  Running jobs keep
+ * their submitter reference and are freed when their worker completes
+ * them or dies.
  */
-static int iopa_sub_release(struct inode *inode, struct file *file)
+void iopa_sub_close(struct iopa_submitter *sub)
 {
-	struct iopa_submitter *sub = file->private_data;
 	struct iopa_ctx *ctx = sub->ctx;
 	LIST_HEAD(gc);
 	u32 n;
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	sub->closed = true;
 	ctx->nr_submitters--;
 	list_del(&sub->ctx_node);
@@ -998,39 +895,28 @@ static int iopa_sub_release(struct inode *inode, struct file *file)
 	n = iopa_sub_drop_list(sub, &sub->pending, IOPA_JOB_PENDING, &gc);
 	iopa_stat_add(sub, IOPA_STAT_CANCELLED, n);
 	iopa_sub_drop_list(sub, &sub->done, IOPA_JOB_DONE, &gc);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 
 	/* Pending jobs still hold their files: iopa_job_free() puts them. */
 	iopa_job_free_list(&gc);
 	/* Closed: the work does not arm itself again. */
 	cancel_delayed_work_sync(&sub->lease_work);
-	iopa_adapt_stop(sub);
+	iopa_limit_stop(sub);
 	iopa_sub_put(sub);
-	return 0;
 }
 
-static const struct file_operations iopa_sub_fops = {
-	.owner		= THIS_MODULE,
-	.release	= iopa_sub_release,
-	.poll		= iopa_sub_poll,
-	.uring_cmd	= iopa_uring_cmd,
-	.unlocked_ioctl	= iopa_sub_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= noop_llseek,
-};
-
-static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
+/**
+ * iopa_sub_create() - a new submitter of @ctx, and its fd
+ * @ctx: the context
+ * @limit: its fixed limit, 0 to adapt
+ *
+ * Return: the fd, -ENOMEM, -ENOSPC (max_submitters) or another errno of
+ * anon_inode_getfd().
+ */
+int iopa_sub_create(struct iopa_ctx *ctx, u32 limit)
 {
-	struct iopa_submitter_create arg;
 	struct iopa_submitter *sub;
 	int fd;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
-		return -EINVAL;
-	if (arg.limit > IOPA_LIMIT_MAX)
-		return -EINVAL;
 
 	sub = kzalloc(sizeof(*sub), GFP_KERNEL_ACCOUNT);
 	if (!sub)
@@ -1046,11 +932,11 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 	sub->ctx = ctx;
 	sub->pid = get_task_pid(current, PIDTYPE_TGID);
 	get_task_comm(sub->comm, current);
-	iopa_adapt_init(sub, arg.limit);
+	iopa_limit_init(sub, limit);
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	if (ctx->nr_submitters >= READ_ONCE(iopa_tunables.max_submitters)) {
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		put_pid(sub->pid);
 		kfree(sub);
 		return -ENOSPC;
@@ -1058,21 +944,21 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
 	ctx->nr_submitters++;
 	sub->id = ++ctx->next_sub_id;
 	list_add_tail(&sub->ctx_node, &ctx->subs);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	kref_get(&ctx->ref);
 	atomic_long_inc(&iopa_totals.submitters);
 
 	/* Armed before the fd exists: once it does, it may be closed. */
-	iopa_adapt_start(sub);
-	fd = anon_inode_getfd("[iopa-submitter]", &iopa_sub_fops, sub,
+	iopa_limit_start(sub);
+	fd = anon_inode_getfd("[iopa-submitter]", iopa_sub_fops, sub,
 			      O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		spin_lock(&ctx->lock);
+		iopa_ctx_lock(ctx);
 		sub->closed = true;
 		ctx->nr_submitters--;
 		list_del(&sub->ctx_node);
-		spin_unlock(&ctx->lock);
-		iopa_adapt_stop(sub);
+		iopa_ctx_unlock(ctx);
+		iopa_limit_stop(sub);
 		iopa_sub_put(sub);
 	}
 	return fd;
@@ -1091,6 +977,7 @@ static long iopa_sub_create(struct iopa_ctx *ctx, void __user *argp)
  */
 int iopa_worker_complete_locked(struct iopa_worker *w,
 				const struct iopa_done *done, struct list_head *gc)
+	__must_hold(&w->ctx->lock)
 {
 	struct iopa_kjob *job;
 	unsigned int i;
@@ -1099,7 +986,7 @@ int iopa_worker_complete_locked(struct iopa_worker *w,
 	list_for_each_entry(job, &w->held, node) {
 		if (iopa_job_run_id(job) != done->job_id)
 			continue;
-		iopa_adapt_job_done(job);
+		iopa_limit_job_done(job);
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;
 	}
@@ -1109,23 +996,24 @@ int iopa_worker_complete_locked(struct iopa_worker *w,
 	return -ENOENT;
 }
 
-static long iopa_worker_complete(struct iopa_worker *w, void __user *argp)
+/**
+ * iopa_worker_complete() - COMPLETE
+ * @w: the worker
+ * @done: which job, with what result
+ *
+ * Return: 0, -ENOENT if @w holds no such job, -ETIME if its lease ended.
+ */
+int iopa_worker_complete(struct iopa_worker *w, const struct iopa_done *done)
 {
 	struct iopa_ctx *ctx = w->ctx;
-	struct iopa_done done;
 	LIST_HEAD(gc);
 	int ret;
 
-	if (copy_from_user(&done, argp, sizeof(done)))
-		return -EFAULT;
-	if (done.flags || done.reserved)
-		return -EINVAL;
-
-	spin_lock(&ctx->lock);
-	ret = iopa_worker_complete_locked(w, &done, &gc);
+	iopa_ctx_lock(ctx);
+	ret = iopa_worker_complete_locked(w, done, &gc);
 	if (!ret)
 		iopa_kick_workers(ctx, 1);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	return ret;
 }
@@ -1166,7 +1054,7 @@ void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 	struct iopa_kjob *job;
 	LIST_HEAD(gc);
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	list_for_each_entry(job, &w->held, node) {
 		if (iopa_job_run_id(job) != job_id)
 			continue;
@@ -1181,7 +1069,7 @@ void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
 		iopa_kick_workers(ctx, 1);
 		break;
 	}
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 }
 
@@ -1213,45 +1101,43 @@ int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
 		return ret;
 	}
 	/* Its I/O from now on is the current task's. */
-	spin_lock(&w->ctx->lock);
+	iopa_ctx_lock(w->ctx);
 	list_for_each_entry(job, &w->held, node) {
 		if (iopa_job_run_id(job) == work->job_id) {
-			iopa_adapt_job_started(job);
+			iopa_measure_job_started(job);
 			break;
 		}
 	}
-	spin_unlock(&w->ctx->lock);
+	iopa_ctx_unlock(w->ctx);
 	return 0;
 }
 
-/*
- * FETCH, or COMPLETE_AND_FETCH when @complete: complete arg.done first;
- * then wait for a job, take it, and give the caller a new fd for its
+/**
+ * iopa_worker_fetch() - FETCH, or COMPLETE_AND_FETCH when @complete
+ * @w: the worker
+ * @arg: the command, a kernel copy, checked
+ * @uwork: where the worker reads the job (the command's work field)
+ * @complete: complete @arg->done first
+ *
+ * Then wait for a job, take it, and give the caller a new fd for its
  * file.  Once the complete part succeeded it stands, whatever the fetch
  * part returns.
+ *
+ * Return: 0 or a negative errno (the errors of FETCH in iopa.rst).
  */
-static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
-			      bool complete)
+long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
+		       struct iopa_work __user *uwork, bool complete)
 {
-	struct iopa_fetch __user *ufetch = argp;
 	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_work work;
 	struct iopa_kjob *job;
-	struct iopa_fetch arg;
 	struct file *file;
 	DEFINE_WAIT(wait);
 	long timeout;
 	LIST_HEAD(gc);
 	int ret;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~IOPA_FETCH_F_MASK) || arg.reserved0 ||
-	    arg.reserved[0] || arg.reserved[1] || arg.done.flags ||
-	    arg.done.reserved)
-		return -EINVAL;
-	if (!complete && (arg.done.job_id || arg.done.res))
-		return -EINVAL;
-	timeout = iopa_timeout_jiffies(arg.timeout_ns);
+	timeout = iopa_timeout_jiffies(arg->timeout_ns);
 
 	if (complete) {
 		/*
@@ -1262,23 +1148,23 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		 * SA_RESTART, io_uring task work) completed it already: go on
 		 * to the fetch.
 		 */
-		spin_lock(&ctx->lock);
-		if (arg.done.job_id && arg.done.job_id == w->restart_done) {
+		iopa_ctx_lock(ctx);
+		if (arg->done.job_id && arg->done.job_id == w->restart_done) {
 			ret = 0;
 		} else {
-			ret = iopa_worker_complete_locked(w, &arg.done, &gc);
+			ret = iopa_worker_complete_locked(w, &arg->done, &gc);
 			if (!ret)
 				iopa_kick_workers(ctx, 1);
 		}
 		if (w->restart_task == current)
 			w->restart_done = 0;
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		iopa_job_free_list(&gc);
 		if (ret)
 			return ret;
 	}
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	for (;;) {
 		/* Parked io_uring fetches hold a place, as in uring.c. */
 		if (w->nr_held + w->nr_parked >= IOPA_WORKER_MAX_JOBS) {
@@ -1287,11 +1173,11 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		}
 		job = iopa_dispatch(w);
 		if (job) {
-			file = iopa_job_work(job, &arg.work);
+			file = iopa_job_work(job, &work);
 			ret = 0;
 			break;
 		}
-		if (arg.flags & IOPA_FETCH_F_NONBLOCK) {
+		if (arg->flags & IOPA_FETCH_F_NONBLOCK) {
 			ret = -EAGAIN;
 			break;
 		}
@@ -1307,9 +1193,9 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 		prepare_to_wait_exclusive(&ctx->fetch_wq, &wait,
 					  TASK_INTERRUPTIBLE);
 		ctx->nr_waiting++;
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		timeout = schedule_timeout(timeout);
-		spin_lock(&ctx->lock);
+		iopa_ctx_lock(ctx);
 		ctx->nr_waiting--;
 	}
 	finish_wait(&ctx->fetch_wq, &wait);
@@ -1322,53 +1208,35 @@ static long iopa_worker_fetch(struct iopa_worker *w, void __user *argp,
 	 * thread sharing the worker fd does not).
 	 */
 	if (complete && ret == -ERESTARTSYS) {
-		w->restart_done = arg.done.job_id;
+		w->restart_done = arg->done.job_id;
 		w->restart_task = current;
 	} else if (w->restart_task == current) {
 		w->restart_done = 0;
 	}
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	if (ret)
 		return ret;
 
-	ret = iopa_worker_hand_over(w, &arg.work, file, &ufetch->work);
+	ret = iopa_worker_hand_over(w, &work, file, uwork);
 	fput(file);
 	return ret;
 }
 
-static long iopa_worker_ioctl(struct file *file, unsigned int cmd,
-			      unsigned long arg)
-{
-	struct iopa_worker *w = file->private_data;
-	void __user *argp = (void __user *)arg;
-
-	switch (cmd) {
-	case IOPA_IOC_GET_FEATURES:
-		return iopa_get_features(argp);
-	case IOPA_IOC_FETCH:
-		return iopa_worker_fetch(w, argp, false);
-	case IOPA_IOC_COMPLETE:
-		return iopa_worker_complete(w, argp);
-	case IOPA_IOC_COMPLETE_AND_FETCH:
-		return iopa_worker_fetch(w, argp, true);
-	}
-	return -ENOTTY;
-}
-
-/*
- * The worker fd is gone (close, exit, kill): requeue each held job once,
- * or cancel it if it may not be requeued, already was, or nobody waits
- * for its end (iopa_job_unwanted()).
+/**
+ * iopa_worker_close() - the worker fd is gone (close, exit, kill)
+ * @w: the worker
+ *
+ * Requeue each held job once, or cancel it if it may not be requeued,
+ * already was, or nobody waits for its end (iopa_job_unwanted()).
  */
-static int iopa_worker_release(struct inode *inode, struct file *file)
+void iopa_worker_close(struct iopa_worker *w)
 {
-	struct iopa_worker *w = file->private_data;
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_kjob *job, *tmp;
 	unsigned int released;
 	LIST_HEAD(gc);
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	/* Each job leaving frees a running slot of its submitter. */
 	released = w->nr_held;
 	list_for_each_entry_safe(job, tmp, &w->held, node)
@@ -1376,35 +1244,25 @@ static int iopa_worker_release(struct inode *inode, struct file *file)
 	list_del(&w->node);
 	ctx->nr_workers--;
 	iopa_kick_workers(ctx, released);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 
 	iopa_job_free_list(&gc);
 	kfree(w);
 	atomic_long_dec(&iopa_totals.workers);
 	iopa_ctx_put(ctx);
-	return 0;
 }
 
-static const struct file_operations iopa_worker_fops = {
-	.owner		= THIS_MODULE,
-	.release	= iopa_worker_release,
-	.uring_cmd	= iopa_uring_cmd,
-	.unlocked_ioctl	= iopa_worker_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= noop_llseek,
-};
-
-static long iopa_worker_create(struct iopa_ctx *ctx, void __user *argp)
+/**
+ * iopa_worker_create() - a new worker of @ctx, and its fd
+ * @ctx: the context
+ *
+ * Return: the fd, -ENOMEM, -ENOSPC (max_workers) or another errno of
+ * anon_inode_getfd().
+ */
+int iopa_worker_create(struct iopa_ctx *ctx)
 {
-	struct iopa_worker_create arg;
 	struct iopa_worker *w;
 	int fd;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved0 ||
-	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
-		return -EINVAL;
 
 	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
 	if (!w)
@@ -1412,25 +1270,25 @@ static long iopa_worker_create(struct iopa_ctx *ctx, void __user *argp)
 	INIT_LIST_HEAD(&w->held);
 	w->ctx = ctx;
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	if (ctx->nr_workers >= READ_ONCE(iopa_tunables.max_workers)) {
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		kfree(w);
 		return -ENOSPC;
 	}
 	ctx->nr_workers++;
 	list_add_tail(&w->node, &ctx->workers);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	kref_get(&ctx->ref);
 	atomic_long_inc(&iopa_totals.workers);
 
-	fd = anon_inode_getfd("[iopa-worker]", &iopa_worker_fops, w,
+	fd = anon_inode_getfd("[iopa-worker]", iopa_worker_fops, w,
 			      O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		spin_lock(&ctx->lock);
+		iopa_ctx_lock(ctx);
 		list_del(&w->node);
 		ctx->nr_workers--;
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		kfree(w);
 		atomic_long_dec(&iopa_totals.workers);
 		iopa_ctx_put(ctx);
@@ -1441,39 +1299,18 @@ static long iopa_worker_create(struct iopa_ctx *ctx, void __user *argp)
 /* ---- context ---------------------------------------------------------- */
 
 /**
- * iopa_ctx_ioctl() - the ioctl commands of a context fd
+ * iopa_ctx_stats() - a context's IOPA_IOC_GET_STATS
  * @ctx: the context
- * @cmd: the command
- * @arg: its argument, a user pointer
- *
- * Return: >= 0 on success (a new fd for the create commands), -ENOTTY for
- * a command that is not a context's, or another negative errno.
+ * @st: filled in
  */
-long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
-		    unsigned long arg)
+void iopa_ctx_stats(struct iopa_ctx *ctx, struct iopa_stats *st)
 {
-	void __user *argp = (void __user *)arg;
-	struct iopa_stats st = { };
-
-	switch (cmd) {
-	case IOPA_IOC_GET_FEATURES:
-		return iopa_get_features(argp);
-	case IOPA_IOC_SUBMITTER_CREATE:
-		return iopa_sub_create(ctx, argp);
-	case IOPA_IOC_WORKER_CREATE:
-		return iopa_worker_create(ctx, argp);
-	case IOPA_IOC_GET_STATS:
-		spin_lock(&ctx->lock);
-		iopa_stats_fill(&st, ctx->stat, ctx->nr);
-		st.nr_submitters = ctx->nr_submitters;
-		st.nr_workers = ctx->nr_workers;
-		st.nr_waiting = ctx->nr_waiting;
-		spin_unlock(&ctx->lock);
-		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
-	case IOPA_IOC_LIST_SUBMITTERS:
-		return iopa_ctx_list_subs(ctx, argp);
-	}
-	return -ENOTTY;
+	iopa_ctx_lock(ctx);
+	iopa_stats_fill(st, ctx->stat, ctx->nr);
+	st->nr_submitters = ctx->nr_submitters;
+	st->nr_workers = ctx->nr_workers;
+	st->nr_waiting = ctx->nr_waiting;
+	iopa_ctx_unlock(ctx);
 }
 
 /**
@@ -1486,27 +1323,21 @@ long iopa_ctx_ioctl(struct iopa_ctx *ctx, unsigned int cmd,
  */
 bool iopa_is_iopa_file(const struct file *file)
 {
-	return file->f_op == &iopa_sub_fops || file->f_op == &iopa_worker_fops;
-}
-
-/**
- * iopa_is_worker_file() - is @file a worker fd (else a submitter fd)?
- * @file: a submitter or worker file
- *
- * Return: true for a worker file.
- */
-bool iopa_is_worker_file(const struct file *file)
-{
-	return file->f_op == &iopa_worker_fops;
+	return file->f_op == iopa_sub_fops || file->f_op == iopa_worker_fops;
 }
 
 /**
  * iopa_queue_init() - set up the job cache
+ * @sub_fops: the operations of submitter files
+ * @worker_fops: the operations of worker files
  *
  * Return: 0 or -ENOMEM.
  */
-int iopa_queue_init(void)
+int iopa_queue_init(const struct file_operations *sub_fops,
+		    const struct file_operations *worker_fops)
 {
+	iopa_sub_fops = sub_fops;
+	iopa_worker_fops = worker_fops;
 	iopa_job_cache = KMEM_CACHE(iopa_kjob, SLAB_ACCOUNT);
 	return iopa_job_cache ? 0 : -ENOMEM;
 }

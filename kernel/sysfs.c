@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * iopa - sysfs: tunables and module totals under /sys/class/misc/iopa/.
+ * iopa - sysfs: tunables and module totals under /sys/class/misc/iopa/
+ * (the values themselves are params.c's).
  *
  * Documented in Documentation/ABI/testing/sysfs-class-misc-iopa.
  */
@@ -9,15 +10,6 @@
 #include <linux/sysfs.h>
 
 #include "iopa.h"
-
-struct iopa_totals iopa_totals;
-
-struct iopa_tunables iopa_tunables = {
-	.max_jobs	= 16384,
-	.max_submitters	= 256,
-	.max_workers	= 1024,
-	.max_total_jobs	= 262144,
-};
 
 /**
  * struct iopa_tunable_attr - a root-writable unsigned tunable in [min, max]
@@ -88,7 +80,7 @@ static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
 /**
  * struct iopa_param_attr - a controller parameter (struct iopa_ctl_params)
  * @dattr: the sysfs attribute
- * @off: offset of the u32 field in struct iopa_ctl_params
+ * @param: which
  *
  * A value that does not parse, or that iopa_ctl_params_check() refuses
  * together with the other parameters, is refused with -EINVAL and the
@@ -96,7 +88,7 @@ static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
  */
 struct iopa_param_attr {
 	struct device_attribute	dattr;
-	size_t			off;
+	enum iopa_param		param;
 };
 
 #define to_iopa_param(a) container_of(a, struct iopa_param_attr, dattr)
@@ -104,7 +96,7 @@ struct iopa_param_attr {
 static ssize_t iopa_param_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", iopa_params_read(to_iopa_param(attr)->off));
+	return sysfs_emit(buf, "%u\n", iopa_param_read(to_iopa_param(attr)->param));
 }
 
 static ssize_t iopa_param_store(struct device *dev,
@@ -114,28 +106,31 @@ static ssize_t iopa_param_store(struct device *dev,
 	unsigned int val;
 
 	if (kstrtouint(buf, 0, &val) ||
-	    iopa_params_set(to_iopa_param(attr)->off, val))
+	    iopa_param_set(to_iopa_param(attr)->param, val))
 		return -EINVAL;
 	return count;
 }
 
-#define IOPA_PARAM_ATTR(_file, _field) {				\
+#define IOPA_PARAM_ATTR(_file, _param) {				\
 	.dattr	= __ATTR(_file, 0644, iopa_param_show, iopa_param_store), \
-	.off	= offsetof(struct iopa_ctl_params, _field),		\
+	.param	= _param,						\
 }
 
 static struct iopa_param_attr iopa_param_attr_tbl[] = {
-	IOPA_PARAM_ATTR(increase_threshold, increase_permille),
-	IOPA_PARAM_ATTR(decrease_threshold, decrease_permille),
-	IOPA_PARAM_ATTR(fast_cycle_ms, fast_cycle_ms),
-	IOPA_PARAM_ATTR(normal_cycle_ms, normal_cycle_ms),
-	IOPA_PARAM_ATTR(hold_cycle_ms, hold_cycle_ms),
-	IOPA_PARAM_ATTR(history, history),
-	IOPA_PARAM_ATTR(init_limit, init_limit),
-	IOPA_PARAM_ATTR(fast_cap, fast_cap),
-	IOPA_PARAM_ATTR(max_limit, max_limit),
-	IOPA_PARAM_ATTR(gain_threshold, gain_permille),
+	IOPA_PARAM_ATTR(increase_threshold, IOPA_PARAM_INCREASE),
+	IOPA_PARAM_ATTR(decrease_threshold, IOPA_PARAM_DECREASE),
+	IOPA_PARAM_ATTR(fast_cycle_ms, IOPA_PARAM_FAST_CYCLE),
+	IOPA_PARAM_ATTR(normal_cycle_ms, IOPA_PARAM_NORMAL_CYCLE),
+	IOPA_PARAM_ATTR(hold_cycle_ms, IOPA_PARAM_HOLD_CYCLE),
+	IOPA_PARAM_ATTR(history, IOPA_PARAM_HISTORY),
+	IOPA_PARAM_ATTR(init_limit, IOPA_PARAM_INIT_LIMIT),
+	IOPA_PARAM_ATTR(fast_cap, IOPA_PARAM_FAST_CAP),
+	IOPA_PARAM_ATTR(max_limit, IOPA_PARAM_MAX_LIMIT),
+	IOPA_PARAM_ATTR(gain_threshold, IOPA_PARAM_GAIN),
 };
+
+/* One file per parameter. */
+static_assert(ARRAY_SIZE(iopa_param_attr_tbl) == IOPA_NR_PARAMS);
 
 static ssize_t default_policy_show(struct device *dev,
 				   struct device_attribute *attr, char *buf)

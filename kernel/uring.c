@@ -6,15 +6,17 @@
  * (queue.c):
  *
  * - IOPA_URING_CMD_SUBMIT (submitter fd, SQE128): one job per SQE.  The
- *   job keeps the command (job->ucmd); when the job ends, however it
- *   ends, the command completes in its task with the job's result
- *   instead of a completion being queued for IOPA_IOC_REAP.
+ *   job keeps the command (job->ucmd) and this file's job ops
+ *   (job->ops): when the job ends, however it ends, the core calls them
+ *   and the command completes in its task with the job's result instead
+ *   of a completion being queued for IOPA_IOC_REAP.
  * - IOPA_URING_CMD_FETCH / _COMMIT_AND_FETCH (worker fd): if a job can
  *   be dispatched at once it is handed over in the issuing task;
- *   otherwise the command parks on ctx->parked.  iopa_kick_workers()
- *   serves parked commands before waking ioctl waiters: the job is
- *   dispatched under ctx->lock and handed over (fields, then the fd) in
- *   the ring's task, from task work, exactly as the ioctl does.
+ *   otherwise the command parks on ctx->parked.  The run queue
+ *   (iopa_kick_workers()) calls back iopa_uring_serve() through
+ *   ctx->park_ops before waking ioctl waiters: the job is dispatched
+ *   under ctx->lock and handed over (fields, then the fd) in the ring's
+ *   task, from task work, exactly as the ioctl does.
  *
  * Going away.  On kernels with cancelable commands (6.7+) both kinds are
  * marked cancelable: io_uring's cancel at ring or task exit (or exec)
@@ -166,31 +168,19 @@ static void iopa_uring_submit_done_tw(struct io_uring_cmd *cmd,
 	io_uring_cmd_done(cmd, iopa_pdu(cmd)->res, 0, issue_flags);
 }
 
-/**
- * iopa_uring_job_queued() - an io_uring job was queued: watch its command
- * @job: the job, PENDING, with its command (job->ucmd)
- *
- * Context: ctx->lock held.
- */
-void iopa_uring_job_queued(struct iopa_kjob *job)
+/* Job ops: an io_uring job was queued, PENDING: a cancel may find it. */
+static void iopa_uring_job_queued(struct iopa_ctx *ctx, struct iopa_kjob *job)
+	__must_hold(&ctx->lock)
 {
-	struct iopa_ctx *ctx = job->sub->ctx;
-
 	lockdep_assert_held(&ctx->lock);
 	list_add_tail(&job->unode, &ctx->uring_jobs);
 	ctx->nr_uring_jobs++;
 }
 
-/**
- * iopa_uring_job_ended() - an io_uring job ended: a cancel no longer sees it
- * @job: the job
- *
- * Context: ctx->lock held.
- */
-void iopa_uring_job_ended(struct iopa_kjob *job)
+/* Job ops: an io_uring job ended: a cancel no longer finds it. */
+static void iopa_uring_job_ended(struct iopa_ctx *ctx, struct iopa_kjob *job)
+	__must_hold(&ctx->lock)
 {
-	struct iopa_ctx *ctx = job->sub->ctx;
-
 	lockdep_assert_held(&ctx->lock);
 	iopa_pdu(job->ucmd)->job = NULL;
 	if (!list_empty(&job->unode)) {
@@ -208,31 +198,26 @@ void iopa_uring_job_ended(struct iopa_kjob *job)
  *
  * Return: the command.
  */
-static struct io_uring_cmd *iopa_uring_detach(struct iopa_kjob *job,
+static struct io_uring_cmd *iopa_uring_detach(struct iopa_ctx *ctx,
+					      struct iopa_kjob *job,
 					      struct list_head *gc)
+	__must_hold(&ctx->lock)
 {
 	struct io_uring_cmd *cmd = job->ucmd;
 
-	lockdep_assert_held(&job->sub->ctx->lock);
-	iopa_uring_job_ended(job);
+	lockdep_assert_held(&ctx->lock);
+	iopa_uring_job_ended(ctx, job);
 	job->ucmd = NULL;
-	job->orphan = true;
-	if (job->state == IOPA_JOB_PENDING)
-		iopa_job_cancel_locked(job, gc);
+	iopa_job_orphan(job, gc);
 	return cmd;
 }
 
-/**
- * iopa_uring_job_free() - an io_uring job is being freed: post its CQE
- * @job: the job, GONE; its result is in job->res
- *
- * Context: ctx->lock not held.
- */
-void iopa_uring_job_free(struct iopa_kjob *job)
+/* Job ops: an io_uring job, GONE, is being freed: post its CQE. */
+static void iopa_uring_job_free(struct iopa_kjob *job, s32 res)
 {
 	struct iopa_uring_pdu *pdu = iopa_pdu(job->ucmd);
 
-	pdu->res = job->res;
+	pdu->res = res;
 	if (pdu->task) {
 		put_task_struct(pdu->task);
 		pdu->task = NULL;
@@ -240,6 +225,12 @@ void iopa_uring_job_free(struct iopa_kjob *job)
 	io_uring_cmd_complete_in_task(job->ucmd, iopa_uring_submit_done_tw);
 	job->ucmd = NULL;
 }
+
+static const struct iopa_job_ops iopa_uring_job_ops = {
+	.queued	= iopa_uring_job_queued,
+	.ended	= iopa_uring_job_ended,
+	.free	= iopa_uring_job_free,
+};
 
 static int iopa_uring_submit(struct iopa_submitter *sub,
 			     struct io_uring_cmd *cmd, unsigned int issue_flags)
@@ -273,7 +264,7 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 	}
 	if (ret < 0)
 		return ret;
-	ret = iopa_kjob_new(sub, &desc, &job);
+	ret = iopa_kjob_new(sub, &desc, &batch, &job);
 	if (ret) {
 		iopa_sub_enqueue(sub, &batch, 0, 1);
 		return ret;
@@ -281,10 +272,10 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 	memset(pdu, 0, sizeof(*pdu));
 	pdu->job = job;
 	job->ucmd = cmd;
+	job->ops = &iopa_uring_job_ops;
 	INIT_LIST_HEAD(&job->unode);
 	iopa_uring_watch(cmd, &pdu->task);
 	iopa_uring_mark_cancelable(cmd, issue_flags);
-	list_add_tail(&job->node, &batch);
 	iopa_sub_enqueue(sub, &batch, 1, 0);
 	return -EIOCBQUEUED;
 }
@@ -304,13 +295,13 @@ static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
 	struct iopa_kjob *job;
 	LIST_HEAD(gc);
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	job = iopa_pdu(cmd)->job;
-	if (job && job->state != IOPA_JOB_NEW) {
-		iopa_uring_detach(job, &gc);
+	if (job && !iopa_job_is_new(job)) {
+		iopa_uring_detach(ctx, job, &gc);
 		detached = true;
 	}
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	if (detached)
 		io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
@@ -318,11 +309,15 @@ static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
 
 /* ---- FETCH ------------------------------------------------------------ */
 
+static const struct iopa_park_ops iopa_uring_park_ops;
+
 static void iopa_ufetch_park(struct iopa_ufetch *uf)
+	__must_hold(&uf->w->ctx->lock)
 {
 	struct iopa_ctx *ctx = uf->w->ctx;
 
 	lockdep_assert_held(&ctx->lock);
+	ctx->park_ops = &iopa_uring_park_ops;
 	uf->parked = true;
 	list_add_tail(&uf->node, &ctx->parked);
 	ctx->nr_parked++;
@@ -330,6 +325,7 @@ static void iopa_ufetch_park(struct iopa_ufetch *uf)
 }
 
 static void iopa_ufetch_unpark(struct iopa_ufetch *uf)
+	__must_hold(&uf->w->ctx->lock)
 {
 	struct iopa_ctx *ctx = uf->w->ctx;
 
@@ -349,7 +345,7 @@ static void iopa_ufetch_free(struct iopa_ufetch *uf)
 
 /*
  * In the ring's task: install the fd, write the work, post the CQE; or,
- * for a command cancelled by iopa_uring_kick() (no file), just post
+ * for a command iopa_uring_serve() gave no job (no file), just post
  * -ECANCELED.
  */
 static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
@@ -376,14 +372,12 @@ out_done:
 	iopa_ufetch_free(uf);
 }
 
-/**
- * iopa_uring_kick() - hand dispatchable jobs to parked FETCH commands
- * @ctx: the context
- *
- * Context: ctx->lock held; the hand-over runs later in each command's
- * task.
+/*
+ * Park ops: hand dispatchable jobs to parked FETCH commands.  Context:
+ * ctx->lock held; the hand-over runs later in each command's task.
  */
-void iopa_uring_kick(struct iopa_ctx *ctx)
+static void iopa_uring_serve(struct iopa_ctx *ctx)
+	__must_hold(&ctx->lock)
 {
 	struct iopa_ufetch *uf, *tmp;
 	struct iopa_kjob *job;
@@ -402,6 +396,10 @@ void iopa_uring_kick(struct iopa_ctx *ctx)
 		io_uring_cmd_complete_in_task(uf->cmd, iopa_uring_fetch_tw);
 	}
 }
+
+static const struct iopa_park_ops iopa_uring_park_ops = {
+	.serve	= iopa_uring_serve,
+};
 
 static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 			    unsigned int issue_flags, bool commit)
@@ -433,7 +431,7 @@ static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 	iopa_pdu(cmd)->uf = uf;
 	iopa_uring_mark_cancelable(cmd, issue_flags);
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	if (commit) {
 		ret = iopa_worker_complete_locked(w, &done, &gc);
 		if (ret)
@@ -447,7 +445,7 @@ static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 	if (job) {
 		/* A job at once: hand it over here, in the issuing task. */
 		uf->file = iopa_job_work(job, &uf->work);
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 		iopa_job_free_list(&gc);
 		ret = iopa_worker_hand_over(w, &uf->work, uf->file, uf->uwork);
 		fput(uf->file);
@@ -461,14 +459,14 @@ static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
 	/* The slot a commit freed may serve someone else. */
 	if (commit)
 		iopa_kick_workers(ctx, 1);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	return -EIOCBQUEUED;
 
 out_done:
 	if (commit)
 		iopa_kick_workers(ctx, 1);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 	kfree(uf);
@@ -484,11 +482,11 @@ static void iopa_uring_fetch_cancel(struct iopa_worker *w,
 	struct iopa_ctx *ctx = w->ctx;
 	bool parked;
 
-	spin_lock(&ctx->lock);
+	iopa_ctx_lock(ctx);
 	parked = uf->parked;
 	if (parked)
 		iopa_ufetch_unpark(uf);
-	spin_unlock(&ctx->lock);
+	iopa_ctx_unlock(ctx);
 	if (!parked)
 		return;		/* being handed a job: its CQE is on the way */
 	io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
@@ -496,38 +494,48 @@ static void iopa_uring_fetch_cancel(struct iopa_worker *w,
 }
 
 /**
- * iopa_uring_cmd() - file_operations.uring_cmd of submitter and worker fds
+ * iopa_uring_worker_cmd() - the io_uring commands of a worker fd
+ * @w: the worker
  * @cmd: the command
  * @issue_flags: io_uring's flags for this issue
  *
  * Return: -EIOCBQUEUED when the CQE comes later (or was posted already),
  * else the result to post.
  */
-int iopa_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+int iopa_uring_worker_cmd(struct iopa_worker *w, struct io_uring_cmd *cmd,
+			  unsigned int issue_flags)
 {
-	struct file *file = cmd->file;
-
-	if (iopa_is_worker_file(file)) {
-		struct iopa_worker *w = file->private_data;
-
-		if (iopa_uring_is_cancel(issue_flags)) {
-			iopa_uring_fetch_cancel(w, cmd, issue_flags);
-			return 0;
-		}
-		switch (cmd->cmd_op) {
-		case IOPA_URING_CMD_FETCH:
-			return iopa_uring_fetch(w, cmd, issue_flags, false);
-		case IOPA_URING_CMD_COMMIT_AND_FETCH:
-			return iopa_uring_fetch(w, cmd, issue_flags, true);
-		}
-		return -ENOTTY;
-	}
 	if (iopa_uring_is_cancel(issue_flags)) {
-		iopa_uring_submit_cancel(file->private_data, cmd, issue_flags);
+		iopa_uring_fetch_cancel(w, cmd, issue_flags);
+		return 0;
+	}
+	switch (cmd->cmd_op) {
+	case IOPA_URING_CMD_FETCH:
+		return iopa_uring_fetch(w, cmd, issue_flags, false);
+	case IOPA_URING_CMD_COMMIT_AND_FETCH:
+		return iopa_uring_fetch(w, cmd, issue_flags, true);
+	}
+	return -ENOTTY;
+}
+
+/**
+ * iopa_uring_sub_cmd() - the io_uring commands of a submitter fd
+ * @sub: the submitter
+ * @cmd: the command
+ * @issue_flags: io_uring's flags for this issue
+ *
+ * Return: -EIOCBQUEUED when the CQE comes later (or was posted already),
+ * else the result to post.
+ */
+int iopa_uring_sub_cmd(struct iopa_submitter *sub, struct io_uring_cmd *cmd,
+		       unsigned int issue_flags)
+{
+	if (iopa_uring_is_cancel(issue_flags)) {
+		iopa_uring_submit_cancel(sub, cmd, issue_flags);
 		return 0;
 	}
 	if (cmd->cmd_op == IOPA_URING_CMD_SUBMIT)
-		return iopa_uring_submit(file->private_data, cmd, issue_flags);
+		return iopa_uring_submit(sub, cmd, issue_flags);
 	return -ENOTTY;
 }
 
@@ -571,6 +579,7 @@ static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
 					     struct list_head *gc,
 					     struct io_uring_cmd **cmds,
 					     struct task_struct **tasks)
+	__must_hold(&ctx->lock)
 {
 	unsigned int looked = 0, n = 0;
 	struct iopa_ufetch *uf;
@@ -604,7 +613,7 @@ static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
 		}
 		tasks[n] = pdu->task;
 		pdu->task = NULL;
-		cmds[n++] = iopa_uring_detach(job, gc);
+		cmds[n++] = iopa_uring_detach(ctx, job, gc);
 	}
 	return n;
 }
@@ -630,7 +639,7 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 
 	mutex_lock(&iopa_ctx_list_lock);
 	list_for_each_entry(ctx, &iopa_ctx_list, node) {
-		spin_lock(&ctx->lock);
+		iopa_ctx_lock(ctx);
 		nf = ctx->nr_parked;
 		nj = ctx->nr_uring_jobs;
 		while (nf || nj) {
@@ -643,7 +652,7 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 				nf = 0;
 			if (list_empty(&ctx->uring_jobs))
 				nj = 0;
-			spin_unlock(&ctx->lock);
+			iopa_ctx_unlock(ctx);
 
 			/*
 			 * Still under iopa_ctx_list_lock: the jobs go before
@@ -667,11 +676,11 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 					put_task_struct(tasks[i]);
 			}
 			cond_resched();
-			spin_lock(&ctx->lock);
+			iopa_ctx_lock(ctx);
 		}
 		if (ctx->nr_parked || ctx->nr_uring_jobs)
 			again = true;
-		spin_unlock(&ctx->lock);
+		iopa_ctx_unlock(ctx);
 	}
 	mutex_unlock(&iopa_ctx_list_lock);
 	if (again)

@@ -1194,7 +1194,7 @@ static int gm_join(struct gm *g, unsigned int t)
 
 	/*
 	 * As the bench: the module creates the submitter with its default
-	 * policy (kernel/adapt.c: bracket, which starts at 4), and an
+	 * policy (kernel/limit.c: bracket, which starts at 4), and an
 	 * explicit policy is switched to after (IOPA_IOC_SET_ADAPT), from
 	 * the limit it has (iopa_ctl_set_policy()); the first cycle, armed
 	 * when the submitter is created, keeps bracket's length.
@@ -1203,7 +1203,7 @@ static int gm_join(struct gm *g, unsigned int t)
 	if (gm_cycle_begin(g, t))
 		return -1;
 	iopa_ctl_set_policy(&tn->c, g->r->policy);
-	/* kernel/adapt.c: a rotational disk starts at one job */
+	/* kernel/limit.c: a rotational disk starts at one job */
 	if (g->sc->dev.kind == GM_DEV_HDD)
 		iopa_ctl_set_start(&tn->c, g->r->p, 1);
 	if (g->r->fixed)

@@ -495,7 +495,7 @@ const struct sim_model sim_model_default = {
 	.pause_ms = 60000,
 	.pause_lo_ms = 50,
 	.pause_hi_ms = 150,
-	/* the module as it is (kernel/adapt.c) */
+	/* the module as it is (kernel/limit.c) */
 	.sticky_unit = 0,
 	/*
 	 * none: in the guest the first (500 ms) cycle had none on null_blk

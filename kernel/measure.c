@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - measurement: what a job cost, for the limit controller.
+ *
+ * A leaf: the job core calls it as jobs start, the limit layer
+ * (limit.c) as they end and as cycles end; it calls nothing of the
+ * module.
+ *
+ * - Bytes.  The bytes a job moves through the block layer are those its
+ *   worker thread is charged between FETCH and COMPLETE in its task I/O
+ *   accounting (read_bytes at bio submission, write_bytes at dirtying),
+ *   the same counters as /proc/<pid>/io.  Page-cache hits count nothing,
+ *   unlike the sys_read/sys_write volume the IOPA paper used.  A thread
+ *   holding several jobs at once charges each byte once: to the first
+ *   of its jobs to complete after the byte moved (the worker remembers
+ *   how far its thread's counter has been charged).
+ * - Jobs.  Completions per second; the throughput signal for a
+ *   submitter whose jobs never did block I/O (CPU-bound or cached).
+ * - Times.  Each job's queue wait (submit, or requeue, to fetch) and
+ *   service time (fetch to complete).
+ * - CPU.  Idle + iowait time of all online CPUs, for the controller's
+ *   CPU guard (like SGI's dynamic threads in MIPSpro, which follow idle
+ *   CPUs: no growth while the CPUs are saturated).
+ */
+#include <linux/kernel_stat.h>
+#include <linux/math64.h>
+#include <linux/task_io_accounting_ops.h>
+#include <linux/tick.h>
+
+#include "iopa.h"
+
+/* Bytes @task has been charged for block I/O, reads and writes. */
+static u64 iopa_task_io_bytes(const struct task_struct *task)
+{
+	return ((u64)task_io_get_inblock(task) +
+		task_io_get_oublock(task)) << 9;
+}
+
+/**
+ * iopa_measure_cpu_idle_us() - idle + iowait time of all online CPUs
+ *
+ * Return: the sum, in microseconds.
+ */
+u64 iopa_measure_cpu_idle_us(void)
+{
+	u64 sum = 0, t;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		t = get_cpu_idle_time_us(cpu, NULL);
+		if (t == (u64)-1) {
+			/* No NOHZ accounting: the tick's. */
+			struct kernel_cpustat kcs;
+
+			kcpustat_cpu_fetch(&kcs, cpu);
+			sum += div_u64(kcs.cpustat[CPUTIME_IDLE] +
+				       kcs.cpustat[CPUTIME_IOWAIT],
+				       NSEC_PER_USEC);
+			continue;
+		}
+		sum += t;
+		t = get_cpu_iowait_time_us(cpu, NULL);
+		if (t != (u64)-1)
+			sum += t;
+	}
+	return sum;
+}
+
+/**
+ * iopa_measure_job_started() - a worker thread took @job
+ * @job: the job, just dispatched to the current task
+ *
+ * Context: ctx->lock held, in the fetching worker thread.
+ */
+void iopa_measure_job_started(struct iopa_kjob *job)
+	__must_hold(&job->sub->ctx->lock)
+{
+	struct iopa_submitter *sub = job->sub;
+	u64 now;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	job->io_task = current;
+	job->io_mark = iopa_task_io_bytes(current);
+	if (job->fetch_ns)
+		return;		/* the same fetch, handed over */
+	now = ktime_get_ns();
+	job->fetch_ns = now;
+	if (now > job->submit_ns)
+		sub->cyc.wait_us += div_u64(now - job->submit_ns, NSEC_PER_USEC);
+	sub->cyc.dispatched++;
+}
+
+/**
+ * iopa_measure_job_done() - a worker completed @job: charge its I/O
+ * @job: the job, still RUNNING
+ * @now_ns: now (ktime_get_ns())
+ * @svc_us: set to the job's service time, microseconds
+ *
+ * The I/O of the completing thread since it fetched the job is the
+ * job's; a job completed by another thread than the one that fetched it
+ * counts as a job but moves no bytes.  Adds the job to its submitter's
+ * cycle.
+ *
+ * Context: ctx->lock held.
+ * Return: the bytes charged to the job.
+ */
+u64 iopa_measure_job_done(struct iopa_kjob *job, u64 now_ns, u64 *svc_us)
+	__must_hold(&job->sub->ctx->lock)
+{
+	struct iopa_submitter *sub = job->sub;
+	struct iopa_worker *w = job->worker;
+	struct iopa_adapt_cycle *cyc = &sub->cyc;
+	u64 bytes = 0, svc = 0, sq;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (job->io_task == current) {
+		u64 now = iopa_task_io_bytes(current), from = job->io_mark;
+
+		/* Bytes already charged to another job of this thread: not again. */
+		if (w && w->io_task == current && w->io_charged > from)
+			from = w->io_charged;
+		/* (A dead fetcher's task_struct may be reused.) */
+		if (now >= from)
+			bytes = now - from;
+		if (w) {
+			w->io_task = current;
+			w->io_charged = now;
+		}
+	}
+	job->io_task = NULL;
+	cyc->bytes += bytes;
+	cyc->jobs++;
+	if (job->fetch_ns && now_ns > job->fetch_ns)
+		svc = div_u64(now_ns - job->fetch_ns, NSEC_PER_USEC);
+	cyc->svc_us += svc;
+	sq = svc < U32_MAX ? svc * svc : U64_MAX;
+	cyc->svc_sq = cyc->svc_sq > U64_MAX - sq ? U64_MAX : cyc->svc_sq + sq;
+	*svc_us = svc;
+	return bytes;
+}
