@@ -2,17 +2,23 @@
 #
 # iopa: out-of-tree kernel module, selftests and demo.
 #
-#   make                 module + tools + selftests (against KDIR)
+#   make                 module + tools (against KDIR); fetches no kernel source
+#                        (the kselftest harness comes with `make selftests`)
 #   make module          kernel/iopa.ko
 #   make tools           tools/iopa-demo, liburing-glue (libiopa), tools/iopa-sum
 #   make selftests       selftests/iopa (kselftest harness from KSFT_INC)
 #   make install         the module (kbuild modules_install into
 #                        $(DESTDIR)/lib/modules/<KVER>/$(INSTALL_MOD_DIR)), the uapi
-#                        header, libiopa (.so, .a, libiopa.pc, man pages),
+#                        header and iopa(4), libiopa (.so, .a, libiopa.pc, man pages),
 #                        iopa-sum (+ man page), tools/iopactl if it has a
-#                        Makefile, the udev rule, and the DKMS source tree
+#                        Makefile, the udev rule, modules-load.d and
+#                        sysusers.d files, and the DKMS source tree
 #                        (install-dkms); without DESTDIR also depmod, ldconfig
-#                        and the group "iopa" (groupadd --system)
+#                        and the group "iopa" (groupadd --system).  Installs
+#                        no package; builds the module for the running
+#                        kernel's headers only, unless KDIR= (and KVER=)
+#                        name another kernel: fails, saying so, when they
+#                        are missing
 #   make install-dkms    only the DKMS source tree $(DESTDIR)$(DKMSSRCDIR)/iopa-<version>
 #                        (dkms.conf, kernel/, uapi/); then
 #                        `dkms install -m iopa -v <version>` builds and installs
@@ -40,8 +46,9 @@
 #
 # Variables:
 #   KDIR      kernel build dir; default: the running kernel's headers if
-#             installed, else Debian's 6.12 cloud headers, fetched into
-#             .cache/ on first use (tools/guest/fetch-kernel.sh)
+#             installed, else (not for install or uninstall) Debian's 6.12
+#             cloud headers, fetched into .cache/ on first use
+#             (tools/guest/fetch-kernel.sh)
 #   KSFT_INC  dir with kselftest_harness.h; default: extracted from
 #             linux-source-6.12 into .cache/ksrc (tools/guest/fetch-ksrc.sh)
 #   for install, install-dkms and uninstall:
@@ -51,6 +58,8 @@
 #                  INCLUDEDIR $(PREFIX)/include, MANDIR $(PREFIX)/share/man,
 #                  PKGCONFIGDIR $(LIBDIR)/pkgconfig
 #   UDEVDIR        /usr/lib/udev (the rule goes to rules.d/60-iopa.rules)
+#   MODULESLOADDIR /usr/lib/modules-load.d (iopa.conf: load at boot)
+#   SYSUSERSDIR    /usr/lib/sysusers.d (iopa.conf: the group "iopa")
 #   DKMSSRCDIR     /usr/src (dkms's source tree; not under PREFIX)
 #   INSTALL_MOD_DIR  updates (the module's directory under /lib/modules/<KVER>)
 #   KVER           the kernel release of KDIR (its include/config/kernel.release)
@@ -70,6 +79,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 UDEVDIR ?= /usr/lib/udev
+MODULESLOADDIR ?= /usr/lib/modules-load.d
+SYSUSERSDIR ?= /usr/lib/sysusers.d
 DKMSSRCDIR ?= /usr/src
 INSTALL_MOD_DIR ?= updates
 
@@ -94,15 +105,27 @@ KSFT_INC_DEFAULT := $(IOPA_CACHE_DIR)/ksrc/tools/testing/selftests
 KSFT_INC ?= $(KSFT_INC_DEFAULT)
 
 # KDIR: only worked out (and, if need be, fetched) when a recipe uses it,
-# then kept: `make clean` fetches nothing.
+# then kept: `make clean` fetches nothing.  `make install` and `make
+# uninstall` never fall back to downloaded headers: the running kernel's,
+# or the kernel KDIR= names.  (HOST_KDIR= stands for the running kernel's
+# headers in tools/check/install.sh.)
+HOST_KDIR ?= /lib/modules/$(shell uname -r)/build
+INSTALLING := $(filter install uninstall,$(MAKECMDGOALS))
 ifeq ($(origin KDIR),undefined)
-HOST_KDIR := /lib/modules/$(shell uname -r)/build
 ifneq ($(wildcard $(HOST_KDIR)/Makefile),)
 KDIR := $(HOST_KDIR)
+else ifneq ($(INSTALLING),)
+KDIR = $(error make $(INSTALLING): no headers of the running kernel \
+	$(shell uname -r) ($(HOST_KDIR) is missing): install them \
+	(Debian: linux-headers-$(shell uname -r)), or name the kernel to \
+	install for with KDIR=<its build dir> (and KVER=))
 else
 KDIR = $(eval KDIR := $(call fetch_kdir))$(KDIR)
 endif
 endif
+# `make install` and `make uninstall` install no package (deps.sh only
+# says what is missing).
+DEPS_FLAGS := $(if $(INSTALLING),--no-install)
 fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(GUEST)/fetch-kernel.sh --print-kdir 6.12))$(if \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
@@ -111,10 +134,10 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	check demo bench bench-dispatch bench-files bench-quick check-debug \
 	fuzz stress sim sim-test clean distclean deps ksft
 
-all: module tools selftests
+all: module tools
 
 deps:
-	@$(GUEST)/deps.sh build
+	@$(GUEST)/deps.sh $(DEPS_FLAGS) build
 
 module: deps
 	$(MAKE) -C $(KDIR) M=$(TOP)/kernel modules
@@ -183,12 +206,18 @@ ifneq ($(INSTALL_MODULE),0)
 endif
 	install -D -m 644 $(TOP)/uapi/linux/iopa.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
+	install -D -m 644 $(TOP)/Documentation/iopa.4 \
+		$(DESTDIR)$(MANDIR)/man4/iopa.4
 	$(MAKE) -C $(TOP)/liburing-glue install $(LIB_DIRS)
 	$(MAKE) -C $(TOP)/tools/iopa-sum install $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
 	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl install $(SUBMAKE_DIRS) \
 		BINDIR=$(SBINDIR))
 	install -D -m 644 $(TOP)/tools/udev/60-iopa.rules \
 		$(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
+	install -D -m 644 $(TOP)/tools/udev/iopa-modules-load.conf \
+		$(DESTDIR)$(MODULESLOADDIR)/iopa.conf
+	install -D -m 644 $(TOP)/tools/udev/iopa-sysusers.conf \
+		$(DESTDIR)$(SYSUSERSDIR)/iopa.conf
 	@if [ -z "$(DESTDIR)" ]; then \
 		$(if $(filter 0,$(INSTALL_MODULE)),,echo "depmod -a $(KVER)"; \
 		depmod -a $(KVER);) \
@@ -217,11 +246,14 @@ uninstall:
 	fi
 	rm -f $(MODFILES)
 	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/iopa.h
+	rm -f $(DESTDIR)$(MANDIR)/man4/iopa.4
 	$(MAKE) -C $(TOP)/liburing-glue uninstall $(LIB_DIRS)
 	$(MAKE) -C $(TOP)/tools/iopa-sum uninstall $(SUBMAKE_DIRS) BINDIR=$(BINDIR)
 	$(if $(IOPACTL),$(MAKE) -C $(TOP)/tools/iopactl uninstall $(SUBMAKE_DIRS) \
 		BINDIR=$(SBINDIR))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
+	rm -f $(DESTDIR)$(MODULESLOADDIR)/iopa.conf
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/iopa.conf
 	rm -rf '$(DKMSDEST)'
 	@if [ -z "$(DESTDIR)" ]; then \
 		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
@@ -246,7 +278,7 @@ demo: tools
 		--timeout $${DEMO_TIMEOUT:-1800} $(TOP)/tools/iopa-demo/demo.sh
 
 # Figures are printed, not asserted: compare the ratios of one run.
-# `make bench`: the dispatch bench (~1.5 min), then the file benchmark
+# `make bench`: the dispatch bench (~3 min), then the file benchmark
 # (issues 5 and 12) in two more guests, ssd (~34 min) then hdd (~32 min)
 # (tools/bench/files-bench.sh, whose header has the time budget; under 75
 # min in all on 2 cores), at the module's default settings;
@@ -265,16 +297,25 @@ bench:
 	$(MAKE) -C $(TOP) bench-dispatch
 	$(MAKE) -C $(TOP) bench-files
 
+# The dispatch bench in the guest: $(1) the log directory, $(2) runs per
+# configuration, $(3) jobs per run (the guest gets no environment: a
+# wrapper script carries them to tools/bench/bench.sh).
+define run_dispatch
+	mkdir -p $(1)
+	printf '#!/bin/sh\nexport BENCH_RUNS=%s BENCH_JOBS=%s\nexec sh /iopa/tools/bench/bench.sh\n' \
+		$(2) $(3) >$(1)/guest-dispatch.sh
+	ko=$$($(GUEST)/build-module.sh 6.12) && cd $(TOP) && \
+	$(GUEST)/run-guest.sh --series 6.12 --ko "$$ko" \
+		--timeout $${BENCH_TIMEOUT:-1800} --log $(1)/dispatch.log \
+		$(1)/guest-dispatch.sh tools/bench/bench.sh \
+		tools/bench/iopa-bench-dispatch | \
+		grep -E '^(bench |# dispatch|run-guest: (PASS|FAIL))'
+endef
+
 bench-dispatch:
 	$(GUEST)/deps.sh build guest
 	$(MAKE) -C $(TOP)/tools/bench
-	mkdir -p $(BENCH_LOGS)
-	ko=$$($(GUEST)/build-module.sh 6.12) && \
-	$(GUEST)/run-guest.sh --series 6.12 --ko "$$ko" \
-		--timeout $${BENCH_TIMEOUT:-1800} --log $(BENCH_LOGS)/dispatch.log \
-		$(TOP)/tools/bench/bench.sh \
-		$(TOP)/tools/bench/iopa-bench-dispatch | \
-		grep -E '^(bench |# dispatch|# [0-9]+ empty|run-guest: (PASS|FAIL))'
+	$(call run_dispatch,$(BENCH_LOGS),5,50000)
 
 bench-files:
 	$(GUEST)/deps.sh build guest bench
@@ -300,8 +341,10 @@ bench-quick:
 	mkdir -p $(QUICK_LOGS)
 	$(TOP)/tools/bench/run-files-bench.sh ssd quick $(QUICK_LOGS)/ssd.log
 	$(TOP)/tools/bench/run-files-bench.sh hdd quick $(QUICK_LOGS)/hdd.log
+	$(call run_dispatch,$(QUICK_LOGS),3,10000)
 	$(PYTHON3) $(TOP)/tools/bench/report.py --out $(QUICK_LOGS) \
 		--title "iopa benchmark, quick run (not the full table)" \
+		--dispatch-log $(QUICK_LOGS)/dispatch.log \
 		$(QUICK_LOGS)/ssd.log $(QUICK_LOGS)/hdd.log
 
 # Hardening (issue 6): each prints "hardening <run> result=... count=...

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Documentation checks: every .rst under Documentation/ parses with
-# docutils without warnings, and every sysfs file kernel/sysfs.c creates
+# docutils without warnings; every sysfs file kernel/sysfs.c creates
 # has a What: block in Documentation/ABI/testing/ (and no block names a
-# file that does not exist).
+# file that does not exist); every feature bit, ioctl and io_uring
+# command of the uapi header is documented in iopa.rst and iopa(4)
+# (tools/check/docs-abi.py); iopa(4) renders cleanly.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
@@ -43,4 +45,20 @@ if [ -n "$extra" ]; then
 	rc=1
 fi
 [ -n "$missing$extra" ] || echo "ok: $(echo "$want" | wc -l) sysfs files, each documented in $abi"
+
+# Every feature bit, ioctl and io_uring command in iopa.rst and iopa(4)
+# (its self-test first: an undocumented name must fail it).
+python3 tools/check/docs-abi.py --self-test || rc=1
+python3 tools/check/docs-abi.py || rc=1
+
+# The iopa(4) page renders without warnings.
+out=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z Documentation/iopa.4 2>&1) ||
+	out="groff failed (status $?): $out"
+if [ -n "$out" ]; then
+	echo "FAIL: groff -ww Documentation/iopa.4:"
+	echo "$out"
+	rc=1
+else
+	echo "ok: Documentation/iopa.4 renders (groff -man -ww)"
+fi
 exit $rc

@@ -42,7 +42,7 @@ host_state >"$S/host.before"
 touch "$S/stamp"
 sleep 1
 
-plan 18
+plan 22
 
 # logged LOG CMD...: CMD's output to LOG; its tail if CMD fails.
 logged() {
@@ -121,7 +121,7 @@ t "libiopa.pc: prefix=/usr, libdir, includedir, 0644" check_pc
 man_pages() {
 	local f
 	for f in "$TOP"/liburing-glue/man/*.[0-9] "$TOP/tools/iopa-sum/iopa-sum.1" \
-			"$IOPACTL/iopactl.8"; do
+			"$IOPACTL/iopactl.8" "$TOP/Documentation/iopa.4"; do
 		[ -f "$f" ] || continue
 		echo "usr/share/man/man${f##*.}/${f##*/} $f"
 	done
@@ -134,7 +134,7 @@ check_man() {
 	done < <(man_pages)
 	echo "$n man pages"
 }
-t "man pages: libiopa's (3, 7), iopa-sum.1$([ ! -f "$IOPACTL/iopactl.8" ] ||
+t "man pages: iopa.4, libiopa's (3, 7), iopa-sum.1$([ ! -f "$IOPACTL/iopactl.8" ] ||
 	echo ", iopactl.8"), 0644" check_man
 
 t "usr/bin/iopa-sum, 0755" check_file "$R/usr/bin/iopa-sum" 755
@@ -153,6 +153,12 @@ fi
 
 t "udev rule: usr/lib/udev/rules.d/60-iopa.rules, 0644" \
 	check_file "$R/usr/lib/udev/rules.d/60-iopa.rules" 644 "$TOP/tools/udev/60-iopa.rules"
+t "modules-load.d: usr/lib/modules-load.d/iopa.conf, 0644" \
+	check_file "$R/usr/lib/modules-load.d/iopa.conf" 644 \
+	"$TOP/tools/udev/iopa-modules-load.conf"
+t "sysusers.d: usr/lib/sysusers.d/iopa.conf, 0644" \
+	check_file "$R/usr/lib/sysusers.d/iopa.conf" 644 \
+	"$TOP/tools/udev/iopa-sysusers.conf"
 
 # The DKMS source tree: dkms.conf of this version, kernel/'s tracked
 # sources and the uapi header, nothing built.
@@ -192,6 +198,8 @@ expected() {
 	man_pages | cut -d' ' -f1
 	echo usr/bin/iopa-sum
 	echo usr/lib/udev/rules.d/60-iopa.rules
+	echo usr/lib/modules-load.d/iopa.conf
+	echo usr/lib/sysusers.d/iopa.conf
 	dkms_files | sed "s|^|usr/src/iopa-$VER/|"
 }
 check_nothing_else() {
@@ -287,5 +295,45 @@ check_no_module() {
 		[ -f "$d/usr/include/linux/iopa.h" ]
 }
 t "make install INSTALL_MODULE=0: no module, the DKMS tree and the rest" check_no_module
+
+# ---- a real host whose running kernel has no headers ---------------------
+
+# `make install` with no DESTDIR, KDIR or KVER, where the running
+# kernel's headers are missing (HOST_KDIR= stands for them): it must
+# refuse, saying why, before it builds or installs anything, and without
+# falling back to downloaded headers.  Run with -n: recipes are only
+# printed (kbuild's sub-make too), so a refusal that failed could still
+# install nothing; the deps step it prints must not install packages.
+check_refuse() {
+	local out rc=0
+	# (headers_612 exported KDIR and KVER: not here.)
+	out=$(env -u KDIR -u KVER make -n -C "$TOP" install \
+		HOST_KDIR=/nonexistent/build 2>&1) || rc=$?
+	echo "$out" | tail -n 5
+	[ "$rc" != 0 ] || { echo "make install did not fail"; return 1; }
+	echo "$out" | grep -q "no headers of the running kernel $(uname -r)" ||
+		{ echo "no clear message"; return 1; }
+	if echo "$out" | grep -q 'fetch-kernel'; then
+		echo "fell back to fetched headers"
+		return 1
+	fi
+	echo "$out" | grep -q 'deps.sh --no-install build' ||
+		{ echo "deps step may install packages"; return 1; }
+}
+t "make install (no DESTDIR, KDIR, KVER) without the running kernel's headers: refuses, clearly" \
+	check_refuse
+
+# `make` builds the module, the library and the tools: it fetches no
+# kernel source for the selftests (`make -n`: what it would run).
+check_make_fetches_nothing() {
+	local out
+	out=$(make -n -C "$TOP" KDIR="$KDIR" 2>&1) || { echo "$out" | tail; return 1; }
+	if echo "$out" | grep -E 'fetch-ksrc|selftests/iopa'; then
+		echo "make would fetch the kernel source or build the selftests"
+		return 1
+	fi
+}
+t "make (all): no kselftest source fetched, no selftests built" \
+	check_make_fetches_nothing
 
 finish

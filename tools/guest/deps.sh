@@ -3,7 +3,8 @@
 #
 # Install the Debian packages a build/check step needs, only if missing.
 #
-#   tools/guest/deps.sh [GROUP...]     GROUP: build guest check bench debug pkg
+#   tools/guest/deps.sh [--no-install] [GROUP...]
+#                                      GROUP: build guest check bench debug pkg
 #                                      all (default all)
 #
 #   build  compile the module against Debian headers, the selftests, the tools
@@ -14,9 +15,16 @@
 #   pkg    tools/check/dkms.sh: dkms add/build in a scratch DKMS tree
 #
 # Quiet and fast (one dpkg-query) when nothing is missing.  When something is
-# missing and we are not root (or there is no apt-get), print what is missing
+# missing and we are not root (or there is no apt-get), or with --no-install
+# (`make install`, which never installs packages), print what is missing
 # and carry on: the step that needs it will fail with its own message.
 set -eu
+
+no_install=0
+if [ "${1:-}" = --no-install ]; then
+	no_install=1
+	shift
+fi
 
 pkgs_build="make gcc gcc-12 libc6-dev libelf1 libssl3 zlib1g pahole bc
 	liburing-dev pkg-config apt dpkg xz-utils ca-certificates libssl-dev"
@@ -57,7 +65,8 @@ for p in $want; do
 done
 [ -n "$missing" ] || exit 0
 
-if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+if [ "$no_install" = 1 ] || [ "$(id -u)" != 0 ] ||
+		! command -v apt-get >/dev/null 2>&1; then
 	echo "deps.sh: missing packages:$missing" >&2
 	echo "deps.sh: install them with: sudo apt-get install$missing" >&2
 	exit 0
