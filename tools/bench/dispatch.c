@@ -1,18 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * iopa-bench-dispatch: jobs per second for empty jobs, through
- *   ioctl    SUBMIT batches / REAP; workers COMPLETE_AND_FETCH by ioctl
- *   uring    SUBMIT SQEs in batches on an SQE128 ring; each worker keeps
- *            its fetches parked on its own ring, COMMIT_AND_FETCH batched
- *   pthread  an in-process pool: one mutex + condvar queue, the same
- *            number of threads, the reference
- * in one run, printing one line per path:
- *   bench dispatch path=<p> jobs_per_s=<float> ratio_to_pthread=<float>
- * An iopa job is dispatched with a new fd for its file, which the worker
- * closes: that is part of the measured cost.  Figures are printed, not
- * asserted: the machines are shared and noisy, compare ratios of one run.
+ * iopa-bench-dispatch: the cost of dispatching a job, through /dev/iopa
+ * and through an in-process pool that does the same work, in one run.
  *
- *   iopa-bench-dispatch [-n JOBS] [-w WORKERS] [-b BATCH]
+ * Every path moves the same payload: a 40-byte job descriptor (struct
+ * iopa_job) from the submitter to a worker, a result back, completions
+ * reaped by user_data (each checked to come exactly once), with the same
+ * outstanding window (WINDOW jobs) and the same number of workers:
+ *
+ *   inproc  a mutex-and-condvar queue of descriptors and one of results;
+ *           the submitter queues and reaps BATCH at a time, a worker
+ *           takes and returns up to BATCH at a time
+ *   ioctl   SUBMIT and REAP BATCH at a time; each worker FETCH, then
+ *           COMPLETE_AND_FETCH, one job per call (the ABI has no batched
+ *           fetch or commit)
+ *   uring   the submitter queues BATCH SUBMIT SQEs (SQE128) per
+ *           io_uring_enter and reaps the CQEs in bulk; each worker keeps
+ *           BATCH fetches parked on its ring and commits each job with
+ *           COMMIT_AND_FETCH; rings set up without COOP_TASKRUN or
+ *           DEFER_TASKRUN
+ *
+ * fd=install: the worker gets a descriptor of its own for the job's file
+ * and closes it (iopa installs one per job; inproc dup()s and close()s).
+ * fd=borrow: the worker uses the submitter's descriptor; iopa has no
+ * borrowed fds yet, so only inproc runs that way (a line for the others
+ * says so).
+ *
+ * Each configuration runs RUNS times, interleaved (run 1 of every
+ * configuration, then run 2...); a line gives the median, a comment line
+ * the range:
+ *   bench dispatch path=<p> batch=<n> fd=<borrow|install> jobs_per_s=<f>
+ *     cpu_us_per_job=<f> ratio_to_inproc=<f>
+ * cpu_us_per_job is the process's CPU time (CLOCK_PROCESS_CPUTIME_ID:
+ * user and kernel time of all its threads, task work included; not the
+ * kernel's workqueues) over the jobs.  ratio_to_inproc divides jobs_per_s
+ * by inproc's at the same batch and fd mode.  Then the latency of one job
+ * on an idle queue, submit to reaped completion:
+ *   bench dispatch-latency path=<p> us_median=<f> us_min=<f> us_max=<f>
+ * Figures are printed, not asserted.
+ *
+ *   iopa-bench-dispatch [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,11 +55,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_FETCHES	8
+#define WINDOW		256	/* jobs outstanding, every path */
+#define MAX_WORKERS	64
+#define MAX_RUNS	15
 
-static unsigned long nr_jobs = 100000;
-static unsigned int nr_workers = 2, batch = 256;
+static const unsigned int batches[] = { 1, 8, 64, 256 };
+#define NR_BATCHES	(sizeof(batches) / sizeof(batches[0]))
+
+enum path { P_INPROC, P_IOCTL, P_URING, NR_PATHS };
+static const char *const path_name[NR_PATHS] = { "inproc", "ioctl", "uring" };
+enum fdmode { FD_INSTALL, FD_BORROW, NR_FD };
+static const char *const fd_name[NR_FD] = { "install", "borrow" };
+
+static unsigned long nr_jobs = 50000;
+static unsigned int nr_workers = 2, nr_runs = 5, lat_jobs = 200;
 static int job_file;
+/* Jobs outstanding: WINDOW, or 1 to time each job alone (lat_us). */
+static unsigned int window = WINDOW;
+static double *lat_us, lat_t0;
 
 static double now_s(void)
 {
@@ -42,27 +82,180 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void die(const char *what)
 {
 	perror(what);
 	exit(1);
 }
 
-/* ---- iopa setup shared by the ioctl and uring paths ------------------- */
+/* The submitter's check that each job's completion comes exactly once. */
+struct seen {
+	unsigned char *bit;
+	unsigned long n;
+};
+
+static void seen_init(struct seen *s, unsigned long n)
+{
+	s->bit = calloc(n, 1);
+	if (!s->bit)
+		die("calloc");
+	s->n = n;
+}
+
+static void seen_mark(struct seen *s, __u64 user_data)
+{
+	if (lat_us && user_data < s->n)
+		lat_us[user_data] = (now_s() - lat_t0) * 1e6;
+	if (user_data >= s->n || s->bit[user_data]++) {
+		fprintf(stderr, "job %llu completed twice or unknown\n",
+			(unsigned long long)user_data);
+		exit(1);
+	}
+}
+
+static void job_desc(struct iopa_job *j, unsigned long id)
+{
+	if (lat_us)
+		lat_t0 = now_s();
+	memset(j, 0, sizeof(*j));
+	j->fd = job_file;
+	j->offset = id * 4096;
+	j->len = 4096;
+	j->user_data = id;
+}
+
+/* ---- inproc: the reference pool ----------------------------------------- */
+
+struct result {
+	__u64 user_data;
+	__s64 res;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	struct iopa_job q[WINDOW];
+	struct result c[WINDOW];
+	unsigned int qh, qn, ch, cn;
+	unsigned int batch;
+	enum fdmode fd;
+	bool stop;
+} pq = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+};
+
+static void *inproc_worker(void *arg)
+{
+	struct iopa_job mine[WINDOW];
+	struct result res[WINDOW];
+	unsigned int n, i;
+
+	(void)arg;
+	pthread_mutex_lock(&pq.lock);
+	for (;;) {
+		while (!pq.qn && !pq.stop)
+			pthread_cond_wait(&pq.work, &pq.lock);
+		if (pq.stop)
+			break;
+		for (n = 0; n < pq.batch && pq.qn; n++) {
+			mine[n] = pq.q[pq.qh];
+			pq.qh = (pq.qh + 1) % WINDOW;
+			pq.qn--;
+		}
+		pthread_mutex_unlock(&pq.lock);
+		for (i = 0; i < n; i++) {
+			int fd = mine[i].fd;
+
+			if (pq.fd == FD_INSTALL) {
+				fd = dup(fd);
+				if (fd < 0)
+					die("dup");
+				close(fd);
+			}
+			res[i].user_data = mine[i].user_data;
+			res[i].res = 0;
+		}
+		pthread_mutex_lock(&pq.lock);
+		for (i = 0; i < n; i++) {
+			pq.c[(pq.ch + pq.cn) % WINDOW] = res[i];
+			pq.cn++;
+		}
+		pthread_cond_signal(&pq.done);
+	}
+	pthread_mutex_unlock(&pq.lock);
+	return NULL;
+}
+
+static void run_inproc(unsigned int batch, enum fdmode fd, struct seen *s)
+{
+	pthread_t thr[MAX_WORKERS];
+	unsigned long sent = 0, reaped = 0;
+	unsigned int i;
+
+	pq.qh = pq.qn = pq.ch = pq.cn = 0;
+	pq.batch = batch;
+	pq.fd = fd;
+	pq.stop = false;
+	for (i = 0; i < nr_workers; i++)
+		pthread_create(&thr[i], NULL, inproc_worker, NULL);
+	pthread_mutex_lock(&pq.lock);
+	while (reaped < nr_jobs) {
+		unsigned int n = 0;
+
+		/* Queue up to a batch, within the window. */
+		while (n < batch && sent + n < nr_jobs &&
+		       sent - reaped + n < window) {
+			job_desc(&pq.q[(pq.qh + pq.qn) % WINDOW], sent + n);
+			pq.qn++;
+			n++;
+		}
+		sent += n;
+		if (n)
+			pthread_cond_broadcast(&pq.work);
+		/* Reap up to a batch; wait when there is nothing to queue. */
+		while (!pq.cn && (sent == nr_jobs || sent - reaped >= window))
+			pthread_cond_wait(&pq.done, &pq.lock);
+		for (n = 0; n < batch && pq.cn; n++) {
+			seen_mark(s, pq.c[pq.ch].user_data);
+			pq.ch = (pq.ch + 1) % WINDOW;
+			pq.cn--;
+		}
+		reaped += n;
+	}
+	pq.stop = true;
+	pthread_cond_broadcast(&pq.work);
+	pthread_mutex_unlock(&pq.lock);
+	for (i = 0; i < nr_workers; i++)
+		pthread_join(thr[i], NULL);
+}
+
+/* ---- iopa setup shared by the ioctl and io_uring paths ---------------- */
 
 struct iopa_run {
 	int ctx, sub;
-	int wfd[64];
+	int wfd[MAX_WORKERS];
+	unsigned int batch;
 	atomic_bool stop;
-	pthread_t thr[64];
+	pthread_t thr[MAX_WORKERS];
 };
 
-static void iopa_setup(struct iopa_run *r)
+static void iopa_setup(struct iopa_run *r, unsigned int batch)
 {
 	struct iopa_submitter_create sc = { .limit = 64 };
 	struct iopa_worker_create wc = { 0 };
 	unsigned int i;
 
+	r->batch = batch;
 	r->ctx = open("/dev/iopa", O_RDWR | O_CLOEXEC);
 	if (r->ctx < 0)
 		die("/dev/iopa");
@@ -90,48 +283,7 @@ static void iopa_teardown(struct iopa_run *r)
 	close(r->ctx);
 }
 
-/* Submit nr_jobs by ioctl in batches, reaping as it goes; returns seconds. */
-static double ioctl_submitter(struct iopa_run *r)
-{
-	struct iopa_job *jobs = calloc(batch, sizeof(*jobs));
-	struct iopa_cqe *cqes = calloc(batch, sizeof(*cqes));
-	unsigned long sent = 0, reaped = 0;
-	double t0 = now_s();
-	unsigned int i;
-
-	for (i = 0; i < batch; i++)
-		jobs[i].fd = job_file;
-	while (reaped < nr_jobs) {
-		if (sent < nr_jobs) {
-			struct iopa_submit s = {
-				.jobs = (uintptr_t)jobs,
-				.nr = nr_jobs - sent < batch ? nr_jobs - sent : batch,
-			};
-			int n = ioctl(r->sub, IOPA_IOC_SUBMIT, &s);
-
-			if (n > 0)
-				sent += n;
-			else if (errno != EAGAIN)
-				die("SUBMIT");
-		}
-		struct iopa_reap rp = {
-			.cqes = (uintptr_t)cqes, .nr = batch,
-			.flags = sent == nr_jobs || sent - reaped >= 4 * batch ?
-				 IOPA_REAP_F_WAIT : 0,
-		};
-		int n = ioctl(r->sub, IOPA_IOC_REAP, &rp);
-
-		if (n > 0)
-			reaped += n;
-		else if (errno != EAGAIN && errno != ETIMEDOUT)
-			die("REAP");
-	}
-	free(jobs);
-	free(cqes);
-	return now_s() - t0;
-}
-
-/* ---- ioctl workers ------------------------------------------------------ */
+/* ---- ioctl --------------------------------------------------------------- */
 
 struct wctx {
 	struct iopa_run *r;
@@ -167,25 +319,68 @@ static void *ioctl_worker(void *arg)
 	return NULL;
 }
 
-static double run_ioctl(void)
+static void ioctl_submitter(struct iopa_run *r, struct seen *s)
 {
-	struct wctx wc[64];
+	struct iopa_job jobs[WINDOW];
+	struct iopa_cqe cqes[WINDOW];
+	unsigned long sent = 0, reaped = 0;
+	unsigned int i;
+
+	while (reaped < nr_jobs) {
+		unsigned long room = window - (sent - reaped);
+		unsigned long n = nr_jobs - sent;
+
+		if (n > r->batch)
+			n = r->batch;
+		if (n > room)
+			n = room;
+		if (n) {
+			struct iopa_submit sb = { .jobs = (uintptr_t)jobs,
+						  .nr = n };
+			int got;
+
+			for (i = 0; i < n; i++)
+				job_desc(&jobs[i], sent + i);
+			got = ioctl(r->sub, IOPA_IOC_SUBMIT, &sb);
+			if (got > 0)
+				sent += got;
+			else if (errno != EAGAIN)
+				die("SUBMIT");
+		}
+		struct iopa_reap rp = {
+			.cqes = (uintptr_t)cqes, .nr = r->batch,
+			.flags = sent == nr_jobs || sent - reaped >= window ?
+				 IOPA_REAP_F_WAIT : 0,
+		};
+		int got = ioctl(r->sub, IOPA_IOC_REAP, &rp);
+
+		if (got > 0) {
+			for (i = 0; i < (unsigned int)got; i++)
+				seen_mark(s, cqes[i].user_data);
+			reaped += got;
+		} else if (errno != EAGAIN && errno != ETIMEDOUT) {
+			die("REAP");
+		}
+	}
+}
+
+static void run_ioctl(unsigned int batch, struct seen *s)
+{
+	struct wctx wc[MAX_WORKERS];
 	struct iopa_run r;
 	unsigned int i;
-	double secs;
 
-	iopa_setup(&r);
+	iopa_setup(&r, batch);
 	for (i = 0; i < nr_workers; i++) {
 		wc[i].r = &r;
 		wc[i].fd = r.wfd[i];
 		pthread_create(&r.thr[i], NULL, ioctl_worker, &wc[i]);
 	}
-	secs = ioctl_submitter(&r);
+	ioctl_submitter(&r, s);
 	iopa_teardown(&r);
-	return secs;
 }
 
-/* ---- io_uring ----------------------------------------------------------- */
+/* ---- io_uring ------------------------------------------------------------- */
 
 static void prep_cmd(struct io_uring_sqe *sqe, size_t sqe_size, int fd,
 		     __u32 op, const void *payload, size_t len, __u64 ud)
@@ -201,26 +396,26 @@ static void prep_cmd(struct io_uring_sqe *sqe, size_t sqe_size, int fd,
 static void *uring_worker(void *arg)
 {
 	struct wctx *wc = arg;
-	struct iopa_work work[RING_FETCHES];
+	/* A worker holds at most IOPA_WORKER_MAX_JOBS, parked fetches too. */
+	unsigned int nf = wc->r->batch < IOPA_WORKER_MAX_JOBS ?
+			  wc->r->batch : IOPA_WORKER_MAX_JOBS, i;
+	struct iopa_work *work = calloc(nf, sizeof(*work));
 	struct io_uring ring;
-	unsigned int i, parked = RING_FETCHES;
 
-	if (io_uring_queue_init(2 * RING_FETCHES, &ring, 0))
+	if (!work || io_uring_queue_init(2 * nf, &ring, 0))
 		die("worker ring");
-	for (i = 0; i < RING_FETCHES; i++) {
+	for (i = 0; i < nf; i++) {
 		struct iopa_uring_fetch f = { .work = (uintptr_t)&work[i] };
 
 		prep_cmd(io_uring_get_sqe(&ring), 64, wc->fd,
 			 IOPA_URING_CMD_FETCH, &f, sizeof(f), i);
 	}
 	io_uring_submit(&ring);
-	while (!atomic_load(&wc->r->stop) || parked < RING_FETCHES) {
+	while (!atomic_load(&wc->r->stop)) {
 		struct __kernel_timespec ts = { .tv_nsec = 20000000 };
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
 
-		if (atomic_load(&wc->r->stop))
-			break;	/* the ring's exit cancels what is parked */
 		if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts))
 			continue;
 		io_uring_for_each_cqe(&ring, head, cqe) {
@@ -240,137 +435,153 @@ static void *uring_worker(void *arg)
 		io_uring_cq_advance(&ring, seen);
 		io_uring_submit(&ring);
 	}
+	/* The ring's exit cancels what is parked. */
 	io_uring_queue_exit(&ring);
+	free(work);
 	return NULL;
 }
 
-static double uring_submitter(struct iopa_run *r)
+static void uring_submitter(struct iopa_run *r, struct seen *s)
 {
 	unsigned long sent = 0, done = 0;
 	struct io_uring ring;
-	double t0;
 
-	if (io_uring_queue_init(2 * batch, &ring, IORING_SETUP_SQE128))
+	if (io_uring_queue_init(WINDOW, &ring, IORING_SETUP_SQE128))
 		die("submitter ring");
-	t0 = now_s();
 	while (done < nr_jobs) {
 		struct io_uring_cqe *cqe;
-		unsigned int head, seen = 0;
+		unsigned int head, seen = 0, n = 0;
 
-		while (sent < nr_jobs && sent - done < batch) {
-			struct iopa_job j = { .fd = job_file, .user_data = sent };
+		while (n < r->batch && sent < nr_jobs && sent - done < window) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			struct iopa_job j;
 
 			if (!sqe)
 				break;
+			job_desc(&j, sent);
 			prep_cmd(sqe, 128, r->sub, IOPA_URING_CMD_SUBMIT, &j,
 				 sizeof(j), sent);
 			sent++;
+			n++;
 		}
-		io_uring_submit_and_wait(&ring, 1);
+		io_uring_submit_and_wait(&ring,
+					 sent == nr_jobs ||
+					 sent - done >= window ? 1 : 0);
 		io_uring_for_each_cqe(&ring, head, cqe) {
 			if (cqe->res < 0) {
 				fprintf(stderr, "uring job: %s\n",
 					strerror(-cqe->res));
 				exit(1);
 			}
+			seen_mark(s, cqe->user_data);
 			seen++;
 		}
 		io_uring_cq_advance(&ring, seen);
 		done += seen;
 	}
-	t0 = now_s() - t0;
 	io_uring_queue_exit(&ring);
-	return t0;
 }
 
-static double run_uring(void)
+static void run_uring(unsigned int batch, struct seen *s)
 {
-	struct wctx wc[64];
+	struct wctx wc[MAX_WORKERS];
 	struct iopa_run r;
 	unsigned int i;
-	double secs;
 
-	iopa_setup(&r);
+	iopa_setup(&r, batch);
 	for (i = 0; i < nr_workers; i++) {
 		wc[i].r = &r;
 		wc[i].fd = r.wfd[i];
 		pthread_create(&r.thr[i], NULL, uring_worker, &wc[i]);
 	}
-	secs = uring_submitter(&r);
+	uring_submitter(&r, s);
 	iopa_teardown(&r);
-	return secs;
 }
 
-/* ---- the pthread reference pool ----------------------------------------- */
+/* ---- one configuration ---------------------------------------------------- */
 
-static pthread_mutex_t pq_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pq_work = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t pq_done = PTHREAD_COND_INITIALIZER;
-static unsigned long pq_queued, pq_taken, pq_completed;
-static bool pq_stop;
+struct sample {
+	double jobs_per_s, cpu_us;
+};
 
-static void *pool_worker(void *arg)
+static struct sample run_one(enum path p, unsigned int batch, enum fdmode fd)
 {
-	(void)arg;
-	pthread_mutex_lock(&pq_lock);
-	for (;;) {
-		while (pq_taken == pq_queued && !pq_stop)
-			pthread_cond_wait(&pq_work, &pq_lock);
-		if (pq_stop)
-			break;
-		pq_taken++;
-		pthread_mutex_unlock(&pq_lock);
-		/* the empty job */
-		pthread_mutex_lock(&pq_lock);
-		pq_completed++;
-		pthread_cond_signal(&pq_done);
-	}
-	pthread_mutex_unlock(&pq_lock);
-	return NULL;
-}
+	struct sample out;
+	struct seen s;
+	double t0, c0;
+	unsigned long i;
 
-static double run_pthread(void)
-{
-	pthread_t thr[64];
-	unsigned long sent = 0;
-	unsigned int i;
-	double t0;
-
-	pq_queued = pq_taken = pq_completed = 0;
-	pq_stop = false;
-	for (i = 0; i < nr_workers; i++)
-		pthread_create(&thr[i], NULL, pool_worker, NULL);
+	seen_init(&s, nr_jobs);
 	t0 = now_s();
-	pthread_mutex_lock(&pq_lock);
-	while (pq_completed < nr_jobs) {
-		if (sent < nr_jobs && sent - pq_completed < 4 * batch) {
-			unsigned long n = nr_jobs - sent < batch ?
-					  nr_jobs - sent : batch;
-
-			pq_queued += n;
-			sent += n;
-			pthread_cond_broadcast(&pq_work);
-			continue;
-		}
-		pthread_cond_wait(&pq_done, &pq_lock);
+	c0 = cpu_s();
+	switch (p) {
+	case P_INPROC:
+		run_inproc(batch, fd, &s);
+		break;
+	case P_IOCTL:
+		run_ioctl(batch, &s);
+		break;
+	default:
+		run_uring(batch, &s);
+		break;
 	}
-	t0 = now_s() - t0;
-	pq_stop = true;
-	pthread_cond_broadcast(&pq_work);
-	pthread_mutex_unlock(&pq_lock);
-	for (i = 0; i < nr_workers; i++)
-		pthread_join(thr[i], NULL);
-	return t0;
+	out.jobs_per_s = nr_jobs / (now_s() - t0);
+	out.cpu_us = (cpu_s() - c0) * 1e6 / nr_jobs;
+	for (i = 0; i < nr_jobs; i++)
+		if (!s.bit[i]) {
+			fprintf(stderr, "job %lu never completed\n", i);
+			exit(1);
+		}
+	free(s.bit);
+	return out;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- latency on an idle queue --------------------------------------------- */
+
+/* lat_jobs jobs one at a time, each timed from submission to its reaping. */
+static void latency(enum path p)
+{
+	double us[1000], lo, hi;
+	unsigned long saved = nr_jobs;
+	unsigned int i;
+
+	lat_us = us;
+	window = 1;
+	nr_jobs = lat_jobs;
+	run_one(p, 1, FD_INSTALL);
+	nr_jobs = saved;
+	window = WINDOW;
+	lat_us = NULL;
+	lo = hi = us[0];
+	for (i = 1; i < lat_jobs; i++) {
+		lo = us[i] < lo ? us[i] : lo;
+		hi = us[i] > hi ? us[i] : hi;
+	}
+	printf("bench dispatch-latency path=%s us_median=%.1f us_min=%.1f us_max=%.1f\n",
+	       path_name[p], median(us, lat_jobs), lo, hi);
 }
 
 int main(int argc, char **argv)
 {
-	double t_ioctl, t_uring, t_pthread, r_pthread;
+	static struct sample res[NR_PATHS][NR_BATCHES][NR_FD][MAX_RUNS];
 	struct iopa_features f;
+	unsigned int p, b, d, k;
 	int ctx, opt;
 
-	while ((opt = getopt(argc, argv, "n:w:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:r:l:")) != -1) {
 		switch (opt) {
 		case 'n':
 			nr_jobs = strtoul(optarg, NULL, 0);
@@ -378,17 +589,20 @@ int main(int argc, char **argv)
 		case 'w':
 			nr_workers = strtoul(optarg, NULL, 0);
 			break;
-		case 'b':
-			batch = strtoul(optarg, NULL, 0);
+		case 'r':
+			nr_runs = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			lat_jobs = strtoul(optarg, NULL, 0);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n JOBS] [-w WORKERS] [-b BATCH]\n",
+			fprintf(stderr, "usage: %s [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (!nr_jobs || !nr_workers || nr_workers > 64 || !batch ||
-	    batch > IOPA_BATCH_MAX) {
+	if (!nr_jobs || !nr_workers || nr_workers > MAX_WORKERS ||
+	    !nr_runs || nr_runs > MAX_RUNS || !lat_jobs || lat_jobs > 1000) {
 		fprintf(stderr, "bad arguments\n");
 		return 2;
 	}
@@ -403,17 +617,52 @@ int main(int argc, char **argv)
 		fprintf(stderr, "the module has no io_uring commands\n");
 		return 1;
 	}
-	printf("# %lu empty jobs, %u workers, batches of %u\n", nr_jobs,
-	       nr_workers, batch);
-	t_pthread = run_pthread();
-	t_ioctl = run_ioctl();
-	t_uring = run_uring();
-	r_pthread = nr_jobs / t_pthread;
-	printf("bench dispatch path=ioctl jobs_per_s=%.0f ratio_to_pthread=%.3f\n",
-	       nr_jobs / t_ioctl, nr_jobs / t_ioctl / r_pthread);
-	printf("bench dispatch path=uring jobs_per_s=%.0f ratio_to_pthread=%.3f\n",
-	       nr_jobs / t_uring, nr_jobs / t_uring / r_pthread);
-	printf("bench dispatch path=pthread jobs_per_s=%.0f ratio_to_pthread=%.3f\n",
-	       r_pthread, 1.0);
+	printf("# dispatch: %lu jobs of a 40-byte descriptor per run, %u workers, window %d, %u interleaved runs per configuration\n",
+	       nr_jobs, nr_workers, WINDOW, nr_runs);
+	printf("# io_uring rings: submitter IORING_SETUP_SQE128, workers no flags (no COOP_TASKRUN or DEFER_TASKRUN)\n");
+	printf("# fd=borrow: ioctl and uring need borrowed fds, which this module has not: inproc only\n");
+
+	for (k = 0; k < nr_runs; k++)
+		for (b = 0; b < NR_BATCHES; b++)
+			for (d = 0; d < NR_FD; d++)
+				for (p = 0; p < NR_PATHS; p++) {
+					if (p != P_INPROC && d == FD_BORROW)
+						continue;
+					res[p][b][d][k] = run_one(p, batches[b], d);
+					printf("# run %u path=%s batch=%u fd=%s jobs_per_s=%.0f cpu_us_per_job=%.2f\n",
+					       k + 1, path_name[p], batches[b],
+					       fd_name[d], res[p][b][d][k].jobs_per_s,
+					       res[p][b][d][k].cpu_us);
+					fflush(stdout);
+				}
+
+	for (b = 0; b < NR_BATCHES; b++)
+		for (d = 0; d < NR_FD; d++) {
+			double ref = 0;
+
+			for (p = 0; p < NR_PATHS; p++) {
+				double jps[MAX_RUNS], cpu[MAX_RUNS], lo, hi, m;
+
+				if (p != P_INPROC && d == FD_BORROW)
+					continue;
+				for (k = 0; k < nr_runs; k++) {
+					jps[k] = res[p][b][d][k].jobs_per_s;
+					cpu[k] = res[p][b][d][k].cpu_us;
+				}
+				m = median(jps, nr_runs);
+				lo = jps[0];
+				hi = jps[nr_runs - 1];
+				if (p == P_INPROC)
+					ref = m;
+				printf("bench dispatch path=%s batch=%u fd=%s jobs_per_s=%.0f cpu_us_per_job=%.2f ratio_to_inproc=%.3f\n",
+				       path_name[p], batches[b], fd_name[d], m,
+				       median(cpu, nr_runs), m / ref);
+				printf("# path=%s batch=%u fd=%s runs=%u jobs_per_s min=%.0f max=%.0f cpu_us_per_job min=%.2f max=%.2f\n",
+				       path_name[p], batches[b], fd_name[d], nr_runs,
+				       lo, hi, cpu[0], cpu[nr_runs - 1]);
+			}
+		}
+	for (p = 0; p < NR_PATHS; p++)
+		latency(p);
 	return 0;
 }

@@ -79,6 +79,7 @@ OUTLIER = 0.25      # a run this far (relative) from its group's median
 
 LINE_RE = re.compile(r"(BENCH-(?:CONF|SET|FIO|RUN|TS|EVENT|DIR)) (.*)$")
 DISPATCH_RE = re.compile(r"^bench dispatch (.*)$")
+LATENCY_RE = re.compile(r"^bench dispatch-latency (.*)$")
 RUN_KEYS = ["device", "size", "kind", "run", "rid", "mode", "order", "files",
             "bytes", "secs", "mbps", "limit_final", "limit_mean"]
 MODE_RE = re.compile(r"^(fixed:[0-9]+|adapt:[a-z0-9]+)$")
@@ -138,6 +139,7 @@ class Data:
         self.events = {}        # rid -> list of dicts
         self.dirs = {}          # rid -> dict (BENCH-DIR)
         self.dispatch = []
+        self.latency = []
 
     def parse(self, path):
         nruns = len(self.runs)
@@ -150,6 +152,10 @@ class Data:
                 m = DISPATCH_RE.match(line)
                 if m:
                     self.dispatch.append(kv(m.group(1), where))
+                    continue
+                m = LATENCY_RE.match(line)
+                if m:
+                    self.latency.append(kv(m.group(1), where))
                     continue
                 m = LINE_RE.search(line)
                 if not m:
@@ -1387,13 +1393,30 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
         a("(no order runs in these logs)")
     a("")
     if data.dispatch:
-        a("### Dispatch rate (empty jobs, `iopa-bench-dispatch`)")
+        a("### Dispatch cost (`iopa-bench-dispatch`)")
         a("")
-        a("| path | jobs/s | ratio to pthread |")
-        a("| --- | ---: | ---: |")
+        a("Empty jobs with a 40-byte descriptor in and a result out, the "
+          "same window and workers on every path; `inproc` is an "
+          "in-process pool doing the same work.  Medians of interleaved "
+          "runs; `cpu us/job`: the process's CPU time per job.")
+        a("")
+        a("| path | batch | fd | jobs/s | cpu us/job | ratio to inproc |")
+        a("| --- | ---: | --- | ---: | ---: | ---: |")
         for d in data.dispatch:
-            a("| %s | %s | %s |" % (d.get("path"), d.get("jobs_per_s"),
-                                     d.get("ratio_to_pthread")))
+            a("| %s | %s | %s | %s | %s | %s |" % (
+                d.get("path"), d.get("batch", ""), d.get("fd", ""),
+                d.get("jobs_per_s"), d.get("cpu_us_per_job", ""),
+                d.get("ratio_to_inproc", d.get("ratio_to_pthread", ""))))
+        a("")
+    if data.latency:
+        a("One job on an idle queue, submission to reaped completion "
+          "(fd installed):")
+        a("")
+        a("| path | median us | min us | max us |")
+        a("| --- | ---: | ---: | ---: |")
+        for d in data.latency:
+            a("| %s | %s | %s | %s |" % (d.get("path"), d.get("us_median"),
+                                         d.get("us_min"), d.get("us_max")))
         a("")
     a("### Plots")
     a("")
@@ -1570,6 +1593,9 @@ def main():
                     m = DISPATCH_RE.match(line.rstrip("\n"))
                     if m:
                         data.dispatch.append(kv(m.group(1), args.dispatch_log))
+                    m = LATENCY_RE.match(line.rstrip("\n"))
+                    if m:
+                        data.latency.append(kv(m.group(1), args.dispatch_log))
             if len(data.dispatch) == nd:
                 raise ParseError("%s: no 'bench dispatch' lines"
                                  % args.dispatch_log)
