@@ -873,6 +873,16 @@ static void feed_100ms(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	iopa_ctl_update(c, p, &smp, NULL);
 }
 
+/* Feed 100 ms cycles of @dev until STEADY, at most 60. */
+static void steady_100ms(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			 u64 (*dev)(u32))
+{
+	int i;
+
+	for (i = 0; i < 60 && iopa_ctl_mode(c) != IOPA_CTL_MODE_STEADY; i++)
+		feed_100ms(c, p, dev, 1000);
+}
+
 /*
  * A stall of two 100 ms cycles (-15%: the host, a journal commit) is not
  * a level shift: in make demo it restarted start-up from 6 at 1.  The
@@ -955,8 +965,7 @@ TEST(bracket_reprobes_soon_after_an_unsure_move)
 
 	iopa_ctl_params_default(&p, 2);
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	for (i = 0; i < 60 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY; i++)
-		feed_100ms(&c, &p, dev_disk2, 1000);
+	steady_100ms(&c, &p, dev_disk2);
 	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
 	ASSERT_LE(2, iopa_ctl_limit(&c));
 	for (i = 0; i < 400 && (iopa_ctl_limit(&c) != 1 ||
@@ -1002,8 +1011,7 @@ TEST(bracket_more_sharers_start_up_again)
 	iopa_ctl_params_default(&p, 2);
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	ASSERT_TRUE(iopa_ctl_set_start(&c, &p, 1));
-	for (i = 0; i < 60 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY; i++)
-		feed_100ms(&c, &p, dev_disk2, 1000);
+	steady_100ms(&c, &p, dev_disk2);
 	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
 	ASSERT_EQ(2, iopa_ctl_limit(&c));
 	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 2, 0));
