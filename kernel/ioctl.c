@@ -10,7 +10,10 @@
  * Nothing here touches a job; the errors of each command are in
  * Documentation/iopa.rst.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "iopa.h"
@@ -23,7 +26,9 @@ static long iopa_get_features(void __user *argp)
 			    IOPA_FEAT_ADAPTIVE | IOPA_FEAT_URING_CMD |
 			    IOPA_FEAT_ORDER | IOPA_FEAT_LIST |
 			    IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES |
-			    IOPA_FEAT_SHARE | IOPA_FEAT_LEASE,
+			    IOPA_FEAT_SHARE | IOPA_FEAT_LEASE |
+			    IOPA_FEAT_BORROW | IOPA_FEAT_BATCH |
+			    IOPA_FEAT_URING_BATCH,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,
@@ -41,10 +46,7 @@ static long iopa_stats_out(void __user *argp, const struct iopa_stats *st)
 
 static long iopa_ioc_submit(struct iopa_submitter *sub, void __user *argp)
 {
-	const struct iopa_job __user *ujobs;
 	struct iopa_submit arg;
-	u32 done = 0, built;
-	int ret = 0, room;
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
@@ -53,42 +55,8 @@ static long iopa_ioc_submit(struct iopa_submitter *sub, void __user *argp)
 		return -EINVAL;
 	if (!arg.nr || arg.nr > IOPA_BATCH_MAX)
 		return -EINVAL;
-	ujobs = u64_to_user_ptr(arg.jobs);
-
-	while (done < arg.nr) {
-		LIST_HEAD(batch);
-
-		/*
-		 * Block for room only before the first job is accepted: a
-		 * caller that reaps its own completions must get control
-		 * back once some of its jobs are in.
-		 */
-		room = iopa_sub_reserve(sub, arg.nr - done,
-					!done && (arg.flags & IOPA_SUBMIT_F_WAIT));
-		if (room < 0) {
-			ret = room;
-			break;
-		}
-		for (built = 0; built < room; built++) {
-			struct iopa_kjob *job;
-			struct iopa_job desc;
-
-			if (copy_from_user(&desc, &ujobs[done + built],
-					   sizeof(desc))) {
-				ret = -EFAULT;
-				break;
-			}
-			ret = iopa_kjob_new(sub, &desc, &batch, &job);
-			if (ret)
-				break;
-		}
-		iopa_sub_enqueue(sub, &batch, built, room - built);
-		done += built;
-		if (ret)
-			break;
-		cond_resched();
-	}
-	return done ? done : ret;
+	return iopa_sub_submit(sub, u64_to_user_ptr(arg.jobs), arg.nr,
+			       arg.flags & IOPA_SUBMIT_F_WAIT);
 }
 
 static long iopa_ioc_reap(struct iopa_submitter *sub, void __user *argp)
@@ -224,6 +192,47 @@ static long iopa_ioc_fetch(struct iopa_worker *w, void __user *argp,
 	return iopa_worker_fetch(w, &arg, &ufetch->work, complete);
 }
 
+static long iopa_ioc_work_batch(struct iopa_worker *w, void __user *argp)
+{
+	struct iopa_handout h_stack[IOPA_BATCH_ONSTACK], *h = h_stack;
+	struct iopa_done d_stack[IOPA_BATCH_ONSTACK], *done = d_stack;
+	struct iopa_batch __user *ubatch = argp;
+	struct iopa_batch arg;
+	u32 completed = 0;
+	long ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	/* Where the count of completions goes must take it, before any. */
+	if (put_user(0U, &ubatch->completed))
+		return -EFAULT;
+	ret = iopa_batch_load(&arg, &done);
+	if (ret)
+		return ret;
+	if (arg.nr_work > IOPA_BATCH_ONSTACK) {
+		h = kmalloc_array(arg.nr_work, sizeof(*h), GFP_KERNEL);
+		if (!h) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = iopa_worker_batch(w, done, arg.nr_done, h, arg.nr_work,
+				arg.flags, arg.timeout_ns, &completed);
+	/* The count cannot fault unless another thread unmapped it since. */
+	if (put_user(completed, &ubatch->completed))
+		pr_debug("WORK_BATCH: completed %u, count lost\n", completed);
+	if (ret > 0)
+		ret = iopa_worker_hand_over(w, h, ret, u64_to_user_ptr(arg.work),
+					    false);
+	ret = iopa_batch_result(ret, completed, arg.nr_done);
+	if (h != h_stack)
+		kfree(h);
+out:
+	if (done != d_stack)
+		kfree(done);
+	return ret;
+}
+
 /**
  * iopa_worker_ioctl() - the commands of a worker fd
  * @w: the worker
@@ -245,6 +254,8 @@ long iopa_worker_ioctl(struct iopa_worker *w, unsigned int cmd,
 		return iopa_ioc_complete(w, argp);
 	case IOPA_IOC_COMPLETE_AND_FETCH:
 		return iopa_ioc_fetch(w, argp, true);
+	case IOPA_IOC_WORK_BATCH:
+		return iopa_ioc_work_batch(w, argp);
 	}
 	return -ENOTTY;
 }
@@ -270,10 +281,10 @@ static long iopa_ioc_worker_create(struct iopa_ctx *ctx, void __user *argp)
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if (arg.flags || arg.reserved0 ||
+	if ((arg.flags & ~IOPA_WORKER_F_MASK) || arg.reserved0 ||
 	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
 		return -EINVAL;
-	return iopa_worker_create(ctx);
+	return iopa_worker_create(ctx, arg.flags);
 }
 
 /**

@@ -116,6 +116,8 @@ enum iopa_job_state {
  * @uring_jobs: L: jobs with an io_uring SUBMIT command (job->ucmd), from
  *	queueing to their end or the command's cancel (uring.c)
  * @nr_uring_jobs: L: length of @uring_jobs
+ * @reapers: L: io_uring REAP commands waiting for completions (uring.c)
+ * @nr_reapers: L: length of @reapers
  */
 struct iopa_ctx {
 	spinlock_t		lock;	/* the L rule */
@@ -138,6 +140,8 @@ struct iopa_ctx {
 	const struct iopa_park_ops *park_ops;	/* L */
 	struct list_head	uring_jobs;	/* L */
 	u32			nr_uring_jobs;	/* L */
+	struct list_head	reapers;	/* L */
+	u32			nr_reapers;	/* L */
 };
 
 /**
@@ -301,7 +305,9 @@ struct iopa_submitter {
  * @node: L: on ctx->workers
  * @held: L: RUNNING jobs this worker holds
  * @nr_held: L: length of @held
- * @nr_parked: L: io_uring FETCH commands of this worker on ctx->parked
+ * @nr_parked: L: places for jobs held by this worker's io_uring fetch
+ *	commands on ctx->parked (one per FETCH; per WORK_BATCH, nr_work or
+ *	the worker's room if less)
  * @io_task: L: the thread that completed this worker's last job
  * @io_charged: L: @io_task's block I/O bytes already charged to jobs, so
  *	a thread holding several jobs charges each byte to one of them
@@ -313,6 +319,7 @@ struct iopa_submitter {
  * @expired: L: the last IOPA_WORKER_EXPIRED jobs taken back from this
  *	worker when their lease ended, whose COMPLETE answers -ETIME
  * @expired_next: L: the slot of @expired to fill next
+ * @borrow: I: takes lent fds (IOPA_WORKER_F_BORROW)
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;		/* I */
@@ -326,6 +333,7 @@ struct iopa_worker {
 	const struct task_struct *restart_task;	/* L */
 	u64			expired[IOPA_WORKER_EXPIRED]; /* L */
 	u32			expired_next;	/* L */
+	bool			borrow;		/* I */
 };
 
 /**
@@ -340,6 +348,7 @@ struct iopa_worker {
  * @offset: I: byte range start
  * @len: I: byte range length
  * @flags: I: IOPA_JOB_F_*
+ * @ufd: I: the submitter's fd for @file, lent with IOPA_JOB_F_BORROW
  * @cqe_flags: L: IOPA_CQE_F_* gathered so far
  * @res: L: result, once DONE
  * @state: L: enum iopa_job_state
@@ -371,6 +380,7 @@ struct iopa_kjob {
 	u64			offset;		/* I */
 	u64			len;		/* I */
 	u32			flags;		/* I */
+	s32			ufd;		/* I */
 	u32			cqe_flags;	/* L */
 	s32			res;		/* L */
 	u8			state;		/* L */
@@ -386,6 +396,23 @@ struct iopa_kjob {
 	struct rb_node		sort_node;	/* L */
 	u64			location;	/* I */
 };
+
+/**
+ * struct iopa_handout - a job dispatched to a worker, on its way to the
+ *	worker's buffer (iopa_worker_take_locked() to iopa_worker_hand_over())
+ * @work: what the worker is told.  @work.fd is -1, or the submitter's
+ *	lent fd: checked already if IOPA_WORK_F_BORROWED is set, else by
+ *	the hand-over, in the worker's task
+ * @file: a reference on the job's file for the hand-over, or NULL (a
+ *	lent fd checked already)
+ */
+struct iopa_handout {
+	struct iopa_work	work;
+	struct file		*file;
+};
+
+/* Completions and jobs a batch carries on the stack; more are allocated. */
+#define IOPA_BATCH_ONSTACK	8
 
 /**
  * struct iopa_job_ops - a front-end that reports the end of its jobs
@@ -408,13 +435,16 @@ struct iopa_job_ops {
 };
 
 /**
- * struct iopa_park_ops - a front-end whose FETCH commands wait on
- *	ctx->parked instead of sleeping (uring.c)
+ * struct iopa_park_ops - a front-end whose FETCH and REAP commands wait
+ *	on ctx->parked and ctx->reapers instead of sleeping (uring.c)
  * @serve: jobs may be dispatchable: hand them to parked commands.
  *	Context: ctx->lock held
+ * @reap: a job of @sub ended: completions may be there for its parked
+ *	REAP commands.  Context: ctx->lock held
  */
 struct iopa_park_ops {
 	void (*serve)(struct iopa_ctx *ctx);
+	void (*reap)(struct iopa_submitter *sub);
 };
 
 /**
@@ -617,6 +647,12 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		  struct list_head *batch, struct iopa_kjob **jobp);
 void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 		      u32 nr, u32 unused);
+long iopa_sub_submit(struct iopa_submitter *sub,
+		     const struct iopa_job __user *ujobs, u32 nr, bool wait);
+u32 iopa_sub_claim_locked(struct iopa_submitter *sub, struct list_head *taken,
+			  u32 nr);
+long iopa_sub_deliver(struct iopa_submitter *sub, struct list_head *taken,
+		      struct iopa_cqe __user *ucqes);
 long iopa_sub_reap(struct iopa_submitter *sub, struct iopa_cqe __user *ucqes,
 		   u32 nr);
 bool iopa_sub_has_done(struct iopa_submitter *sub);
@@ -631,13 +667,21 @@ void iopa_sub_close(struct iopa_submitter *sub);
 int iopa_worker_complete_locked(struct iopa_worker *w,
 				const struct iopa_done *done, struct list_head *gc);
 int iopa_worker_complete(struct iopa_worker *w, const struct iopa_done *done);
+int iopa_batch_load(const struct iopa_batch *arg, struct iopa_done **done);
+long iopa_batch_result(long ret, u32 completed, u32 nr_done);
+u32 iopa_worker_room(const struct iopa_worker *w);
+u32 iopa_worker_take_locked(struct iopa_worker *w, struct iopa_handout *h,
+			    u32 max, bool here);
+void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
+			   u32 n);
+int iopa_worker_hand_over(struct iopa_worker *w, struct iopa_handout *h,
+			  u32 n, struct iopa_work __user *uwork, bool rebind);
+long iopa_worker_batch(struct iopa_worker *w, const struct iopa_done *done,
+		       u32 nr_done, struct iopa_handout *h, u32 nr_work,
+		       u32 flags, u64 timeout_ns, u32 *completed);
 long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
 		       struct iopa_work __user *uwork, bool complete);
-struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work);
-int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
-			  struct file *file, struct iopa_work __user *uwork);
-void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id);
-int iopa_worker_create(struct iopa_ctx *ctx);
+int iopa_worker_create(struct iopa_ctx *ctx, u32 flags);
 void iopa_worker_close(struct iopa_worker *w);
 void iopa_job_orphan(struct iopa_kjob *job, struct list_head *gc);
 bool iopa_job_is_new(const struct iopa_kjob *job);

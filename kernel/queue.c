@@ -134,6 +134,7 @@ struct iopa_ctx *iopa_ctx_alloc(void)
 	INIT_LIST_HEAD(&ctx->subs);
 	INIT_LIST_HEAD(&ctx->parked);
 	INIT_LIST_HEAD(&ctx->uring_jobs);
+	INIT_LIST_HEAD(&ctx->reapers);
 	init_waitqueue_head(&ctx->fetch_wq);
 	ctx->id = atomic_inc_return(&iopa_next_ctx_id);
 	mutex_lock(&iopa_ctx_list_lock);
@@ -325,6 +326,8 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		wake_up(&sub->wq);
 	}
 	iopa_sub_update(sub);
+	if (sub->ctx->nr_reapers)
+		sub->ctx->park_ops->reap(sub);
 }
 
 /**
@@ -632,6 +635,7 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 	job->offset = desc->offset;
 	job->len = desc->len;
 	job->flags = desc->flags;
+	job->ufd = desc->fd;
 	job->submit_ns = ktime_get_ns();
 	RB_CLEAR_NODE(&job->sort_node);
 	if (READ_ONCE(sub->order) != IOPA_ORDER_FIFO)
@@ -685,6 +689,135 @@ static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
 }
 
 /**
+ * iopa_sub_submit() - SUBMIT: check and queue jobs described in user memory
+ * @sub: the submitter
+ * @ujobs: the descriptions, an array of @nr
+ * @nr: how many, 1..IOPA_BATCH_MAX
+ * @wait: until the first job is accepted, wait while the submitter has
+ *	max_jobs jobs outstanding
+ *
+ * Return: how many jobs were accepted (the first ones of the array), or
+ * the errno of the first if none was.
+ */
+long iopa_sub_submit(struct iopa_submitter *sub,
+		     const struct iopa_job __user *ujobs, u32 nr, bool wait)
+{
+	u32 done = 0, built;
+	int ret = 0, room;
+
+	while (done < nr) {
+		LIST_HEAD(batch);
+
+		/*
+		 * Block for room only before the first job is accepted: a
+		 * caller that reaps its own completions must get control
+		 * back once some of its jobs are in.
+		 */
+		room = iopa_sub_reserve(sub, nr - done, !done && wait);
+		if (room < 0) {
+			ret = room;
+			break;
+		}
+		for (built = 0; built < room; built++) {
+			struct iopa_kjob *job;
+			struct iopa_job desc;
+
+			if (copy_from_user(&desc, &ujobs[done + built],
+					   sizeof(desc))) {
+				ret = -EFAULT;
+				break;
+			}
+			ret = iopa_kjob_new(sub, &desc, &batch, &job);
+			if (ret)
+				break;
+		}
+		iopa_sub_enqueue(sub, &batch, built, room - built);
+		done += built;
+		if (ret)
+			break;
+		cond_resched();
+	}
+	return done ? done : ret;
+}
+
+/**
+ * iopa_sub_claim_locked() - take up to @nr of @sub's completions
+ * @sub: the submitter
+ * @taken: they go at its tail, in order, for iopa_sub_deliver()
+ * @nr: at most this many
+ *
+ * Context: ctx->lock held.
+ * Return: how many were taken.
+ */
+u32 iopa_sub_claim_locked(struct iopa_submitter *sub, struct list_head *taken,
+			  u32 nr)
+	__must_hold(&sub->ctx->lock)
+{
+	struct iopa_kjob *job, *tmp;
+	u32 n = 0;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	list_for_each_entry_safe(job, tmp, &sub->done, node) {
+		if (n == nr)
+			break;
+		list_move_tail(&job->node, taken);
+		n++;
+	}
+	return n;
+}
+
+/**
+ * iopa_sub_deliver() - copy claimed completions out, and free them
+ * @sub: the submitter
+ * @taken: completions taken by iopa_sub_claim_locked(); emptied
+ * @ucqes: where, an array with room for all of them, or NULL to put
+ *	them all back
+ *
+ * The completions copied are freed; the others go back to the head of
+ * the submitter's queue, in order.
+ *
+ * Return: how many were copied, or -EFAULT if none could be.
+ */
+long iopa_sub_deliver(struct iopa_submitter *sub, struct list_head *taken,
+		      struct iopa_cqe __user *ucqes)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_kjob *job, *tmp;
+	u32 n = 0, copied;
+	LIST_HEAD(gc);
+
+	list_for_each_entry(job, taken, node) {
+		struct iopa_cqe cqe;
+
+		if (!ucqes)
+			break;
+		iopa_cqe_fill(&cqe, job);
+		if (copy_to_user(&ucqes[n], &cqe, sizeof(cqe)))
+			break;
+		n++;
+	}
+	copied = n;
+
+	/* Free what was copied; put the rest back at the head, in order. */
+	iopa_ctx_lock(ctx);
+	list_for_each_entry_safe(job, tmp, taken, node) {
+		if (!n--)
+			break;
+		iopa_job_set_state(job, IOPA_JOB_GONE);
+		list_move_tail(&job->node, &gc);
+	}
+	list_splice_init(taken, &sub->done);
+	wake_up(&sub->wq);
+	/* Completions put back may serve a parked io_uring REAP. */
+	if (ctx->nr_reapers && !list_empty(&sub->done))
+		ctx->park_ops->reap(sub);
+	iopa_ctx_unlock(ctx);
+
+	iopa_job_free_list(&gc);
+	return copied ? copied : -EFAULT;
+}
+
+/**
  * iopa_sub_reap() - copy up to @nr of @sub's completions out
  * @sub: the submitter
  * @ucqes: where, an array of @nr
@@ -698,56 +831,16 @@ static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
 long iopa_sub_reap(struct iopa_submitter *sub, struct iopa_cqe __user *ucqes,
 		   u32 nr)
 {
-	struct iopa_ctx *ctx = sub->ctx;
-	struct iopa_kjob *job, *tmp;
-	u32 n = 0, copied;
 	LIST_HEAD(taken);
-	LIST_HEAD(gc);
+	u32 n;
 
 	/* Take up to nr completions, to copy them out unlocked. */
-	iopa_ctx_lock(ctx);
-	list_for_each_entry_safe(job, tmp, &sub->done, node) {
-		if (n == nr)
-			break;
-		list_move_tail(&job->node, &taken);
-		n++;
-	}
-	iopa_ctx_unlock(ctx);
-	if (!n)
-		return 0;
-
-	n = 0;
-	list_for_each_entry(job, &taken, node) {
-		struct iopa_cqe cqe;
-
-		iopa_cqe_fill(&cqe, job);
-		if (copy_to_user(&ucqes[n], &cqe, sizeof(cqe)))
-			break;
-		n++;
-	}
-	copied = n;
-
-	/* Free what was copied; put the rest back at the head, in order. */
-	iopa_ctx_lock(ctx);
-	list_for_each_entry_safe(job, tmp, &taken, node) {
-		if (!n--)
-			break;
-		iopa_job_set_state(job, IOPA_JOB_GONE);
-		list_move_tail(&job->node, &gc);
-	}
-	list_splice(&taken, &sub->done);
-	wake_up(&sub->wq);
-	iopa_ctx_unlock(ctx);
-
-	iopa_job_free_list(&gc);
-	return copied ? copied : -EFAULT;
+	iopa_ctx_lock(sub->ctx);
+	n = iopa_sub_claim_locked(sub, &taken, nr);
+	iopa_ctx_unlock(sub->ctx);
+	return n ? iopa_sub_deliver(sub, &taken, ucqes) : 0;
 }
 
-/*
- * A running job of @sub matching @user_data, whichever worker holds it:
- * a walk of the submitter's own running jobs (at most its limit), not
- * of every worker's.
- */
 static bool iopa_sub_running(struct iopa_submitter *sub, u64 user_data)
 {
 	struct iopa_kjob *job;
@@ -1018,16 +1111,32 @@ int iopa_worker_complete(struct iopa_worker *w, const struct iopa_done *done)
 	return ret;
 }
 
-/**
- * iopa_job_work() - what a worker is told of a job it was dispatched
- * @job: the job, just dispatched
- * @work: filled in; fd -1 until the hand-over installs one
- *
- * Context: ctx->lock held.
- * Return: a new reference on the job's file, for the hand-over.
- */
-struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work)
+/* Does @fd name @file in the current task's file table? */
+static bool iopa_fd_names(s32 fd, const struct file *file)
 {
+	struct files_struct *files = current->files;
+	bool same;
+
+	if (fd < 0 || !files)
+		return false;
+	rcu_read_lock();
+	same = files_lookup_fd_raw(files, fd) == file;
+	rcu_read_unlock();
+	return same;
+}
+
+/*
+ * What a worker is told of a job just dispatched to it, in @h.  A job
+ * lent to a worker that takes lent fds (IOPA_JOB_F_BORROW,
+ * IOPA_WORKER_F_BORROW) carries the submitter's fd in h->work.fd: if
+ * the hand-over runs in the current task (@here), it is checked now and
+ * the job needs no file reference; else the hand-over checks it.
+ */
+static void iopa_job_work(struct iopa_kjob *job, struct iopa_handout *h,
+			  bool here)
+{
+	struct iopa_work *work = &h->work;
+
 	memset(work, 0, sizeof(*work));
 	work->job_id = iopa_job_run_id(job);
 	work->user_data = job->user_data;
@@ -1036,148 +1145,323 @@ struct file *iopa_job_work(struct iopa_kjob *job, struct iopa_work *work)
 	work->fd = -1;
 	if (job->cqe_flags & IOPA_CQE_F_REQUEUED)
 		work->flags |= IOPA_WORK_F_REQUEUED;
-	return get_file(job->file);
+	/*
+	 * Not under a lease: a run taken back would leave its worker with
+	 * the number after the job ended, and the submitter may reuse it.
+	 */
+	if ((job->flags & IOPA_JOB_F_BORROW) && job->worker->borrow &&
+	    !job->sub->lease_ns) {
+		if (here && iopa_fd_names(job->ufd, job->file)) {
+			work->fd = job->ufd;
+			work->flags |= IOPA_WORK_F_BORROWED;
+			h->file = NULL;
+			return;
+		}
+		if (!here)
+			work->fd = job->ufd;
+	}
+	h->file = get_file(job->file);
 }
 
 /**
- * iopa_worker_unfetch() - give back a job FETCH could not hand over
- * @w: the worker it was dispatched to
- * @job_id: the job
+ * iopa_worker_room() - how many more jobs @w may be dispatched
+ * @w: the worker
  *
- * The job returns to the head of its queue (or, if its submitter went
- * away meanwhile, is cancelled).  It was never the worker's, so it is
- * not counted as dispatched nor as requeued.
+ * A worker holds at most IOPA_WORKER_MAX_JOBS jobs, counting the places
+ * its parked io_uring fetches hold.
+ *
+ * Context: ctx->lock held.
+ * Return: the room.
  */
-void iopa_worker_unfetch(struct iopa_worker *w, u64 job_id)
+u32 iopa_worker_room(const struct iopa_worker *w)
+	__must_hold(&w->ctx->lock)
+{
+	u32 used = w->nr_held + w->nr_parked;
+
+	lockdep_assert_held(&w->ctx->lock);
+	return used < IOPA_WORKER_MAX_JOBS ? IOPA_WORKER_MAX_JOBS - used : 0;
+}
+
+/**
+ * iopa_worker_take_locked() - dispatch up to @max jobs to @w
+ * @w: the worker, with room for them (iopa_worker_room())
+ * @h: filled in, one per job, for iopa_worker_hand_over()
+ * @max: at most this many
+ * @here: the hand-over will run in the current task
+ *
+ * Each job taken is RUNNING from now, counted against its submitter's
+ * limit, so a batch takes no more than the limits allow.
+ *
+ * Context: ctx->lock held.
+ * Return: how many were taken, 0 if none could be dispatched.
+ */
+u32 iopa_worker_take_locked(struct iopa_worker *w, struct iopa_handout *h,
+			    u32 max, bool here)
+	__must_hold(&w->ctx->lock)
+{
+	struct iopa_kjob *job;
+	u32 n;
+
+	lockdep_assert_held(&w->ctx->lock);
+	for (n = 0; n < max; n++) {
+		job = iopa_dispatch(w);
+		if (!job)
+			break;
+		iopa_job_work(job, &h[n], here);
+	}
+	return n;
+}
+
+/* The job @w holds under @run_id, or NULL; the last dispatched first. */
+static struct iopa_kjob *iopa_worker_find(struct iopa_worker *w, u64 run_id)
+	__must_hold(&w->ctx->lock)
+{
+	struct iopa_kjob *job;
+
+	list_for_each_entry_reverse(job, &w->held, node)
+		if (iopa_job_run_id(job) == run_id)
+			return job;
+	return NULL;
+}
+
+/**
+ * iopa_worker_give_back() - give back jobs that could not be handed over
+ * @w: the worker they were dispatched to (iopa_worker_take_locked())
+ * @h: the jobs; their file references are dropped
+ * @n: how many
+ *
+ * Each returns to the head of its queue (or, if its submitter or command
+ * went away meanwhile, is cancelled).  They were never the worker's, so
+ * they are not counted as dispatched nor as requeued.  The last first,
+ * so the queue gets them back in the order they were taken.
+ */
+void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
+			   u32 n)
 {
 	struct iopa_ctx *ctx = w->ctx;
 	struct iopa_kjob *job;
+	u32 i, back = 0;
 	LIST_HEAD(gc);
 
+	for (i = 0; i < n; i++)
+		if (h[i].file)
+			fput(h[i].file);
+
 	iopa_ctx_lock(ctx);
-	list_for_each_entry(job, &w->held, node) {
-		if (iopa_job_run_id(job) != job_id)
-			continue;
+	while (n--) {
+		job = iopa_worker_find(w, h[n].work.job_id);
+		if (!job)
+			continue;	/* its lease ended meanwhile */
 		if (iopa_job_unwanted(job)) {
-			/* Its submitter or its command went away meanwhile. */
 			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
 				     IOPA_STAT_CANCELLED, &gc);
-			break;
+			continue;
 		}
 		iopa_stat_add(job->sub, IOPA_STAT_DISPATCHED, -1);
 		iopa_job_queue_head(job);
-		iopa_kick_workers(ctx, 1);
-		break;
+		back++;
 	}
+	iopa_kick_workers(ctx, back);
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 }
 
-/**
- * iopa_worker_hand_over() - give a dispatched job to the calling task
- * @w: the worker the job was dispatched to
- * @work: what the worker is told (iopa_job_work())
- * @file: the job's file (the caller keeps its reference)
- * @uwork: where the worker reads @work
- *
- * Fields first, the fd last (installed in the current task's file
- * table), so no fd is ever installed for a job the worker does not get.
- * On failure the job goes back to the head of its queue.
- *
- * Return: 0 or a negative errno (-EFAULT, -EMFILE, an LSM's refusal).
+/*
+ * The jobs of @h were dispatched in another task (an io_uring fetch
+ * served from the run queue): their I/O from now on is the current
+ * task's.
  */
-int iopa_worker_hand_over(struct iopa_worker *w, const struct iopa_work *work,
-			  struct file *file, struct iopa_work __user *uwork)
+static void iopa_worker_rebind(struct iopa_worker *w,
+			       const struct iopa_handout *h, u32 n)
 {
 	struct iopa_kjob *job;
-	int ret;
 
-	if (copy_to_user(uwork, work, sizeof(*work)))
-		ret = -EFAULT;
-	else
-		ret = iopa_receive_fd(file, &uwork->fd);
-	if (ret < 0) {
-		iopa_worker_unfetch(w, work->job_id);
-		return ret;
-	}
-	/* Its I/O from now on is the current task's. */
 	iopa_ctx_lock(w->ctx);
-	list_for_each_entry(job, &w->held, node) {
-		if (iopa_job_run_id(job) == work->job_id) {
+	while (n--) {
+		job = iopa_worker_find(w, h[n].work.job_id);
+		if (job)
 			iopa_measure_job_started(job);
-			break;
-		}
 	}
 	iopa_ctx_unlock(w->ctx);
-	return 0;
 }
 
 /**
- * iopa_worker_fetch() - FETCH, or COMPLETE_AND_FETCH when @complete
- * @w: the worker
- * @arg: the command, a kernel copy, checked
- * @uwork: where the worker reads the job (the command's work field)
- * @complete: complete @arg->done first
+ * iopa_worker_hand_over() - give dispatched jobs to the calling task
+ * @w: the worker they were dispatched to (iopa_worker_take_locked())
+ * @h: the jobs; their file references are dropped
+ * @n: how many
+ * @uwork: where the worker reads them, an array of @n
+ * @rebind: they were dispatched in another task
  *
- * Then wait for a job, take it, and give the caller a new fd for its
- * file.  Once the complete part succeeded it stands, whatever the fetch
- * part returns.
+ * Fields first, the fds last (installed in the current task's file
+ * table), so no fd is ever installed for a job the worker does not get.
+ * A lent fd is handed over as is if it names the job's file here.  The
+ * jobs not handed over go back to the head of their queue.
  *
- * Return: 0 or a negative errno (the errors of FETCH in iopa.rst).
+ * Return: how many were handed over (the first ones), or a negative
+ * errno (-EFAULT, -EMFILE, an LSM's refusal) if none was.
  */
-long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
-		       struct iopa_work __user *uwork, bool complete)
+int iopa_worker_hand_over(struct iopa_worker *w, struct iopa_handout *h,
+			  u32 n, struct iopa_work __user *uwork, bool rebind)
+{
+	u32 i, given = 0;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		struct iopa_work *work = &h[i].work;
+
+		/* Lent, not checked yet (dispatched in another task). */
+		if (h[i].file && work->fd >= 0) {
+			if (iopa_fd_names(work->fd, h[i].file))
+				work->flags |= IOPA_WORK_F_BORROWED;
+			else
+				work->fd = -1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (copy_to_user(&uwork[i], &h[i].work, sizeof(h[i].work))) {
+			ret = -EFAULT;
+			break;
+		}
+	}
+	if (!ret) {
+		for (given = 0; given < n; given++) {
+			if (h[given].work.flags & IOPA_WORK_F_BORROWED)
+				continue;
+			ret = iopa_receive_fd(h[given].file, &uwork[given].fd);
+			if (ret < 0)
+				break;
+		}
+	}
+	if (given < n)
+		iopa_worker_give_back(w, h + given, n - given);
+	if (rebind && given)
+		iopa_worker_rebind(w, h, given);
+	for (i = 0; i < given; i++)
+		if (h[i].file)
+			fput(h[i].file);
+	return given ? given : ret;
+}
+
+/**
+ * iopa_batch_load() - check a struct iopa_batch; copy its completions in
+ * @arg: the command, a kernel copy
+ * @done: in: room for IOPA_BATCH_ONSTACK completions; out: the
+ *	completions, there or in a new allocation (kfree() it if it is not
+ *	the room given)
+ *
+ * Every completion is checked before any takes effect.
+ *
+ * Return: 0, -EINVAL, -EFAULT or -ENOMEM.
+ */
+int iopa_batch_load(const struct iopa_batch *arg, struct iopa_done **done)
+{
+	size_t size = arg->nr_done * sizeof(**done);
+	struct iopa_done *d = *done;
+	int ret = 0;
+	u32 i;
+
+	if ((arg->flags & ~IOPA_FETCH_F_MASK) || arg->reserved[0] ||
+	    arg->reserved[1])
+		return -EINVAL;
+	if (arg->nr_done > IOPA_WORKER_MAX_JOBS ||
+	    arg->nr_work > IOPA_WORKER_MAX_JOBS ||
+	    (!arg->nr_done && !arg->nr_work))
+		return -EINVAL;
+	/* Found now, not after jobs were taken and given back. */
+	if (!access_ok(u64_to_user_ptr(arg->work),
+		       arg->nr_work * sizeof(struct iopa_work)))
+		return -EFAULT;
+	if (arg->nr_done > IOPA_BATCH_ONSTACK) {
+		d = kmalloc(size, GFP_KERNEL);
+		if (!d)
+			return -ENOMEM;
+	}
+	if (copy_from_user(d, u64_to_user_ptr(arg->done), size))
+		ret = -EFAULT;
+	for (i = 0; !ret && i < arg->nr_done; i++)
+		if (d[i].flags || d[i].reserved)
+			ret = -EINVAL;
+	if (!ret)
+		*done = d;
+	else if (d != *done)
+		kfree(d);
+	return ret;
+}
+
+/**
+ * iopa_batch_result() - what a WORK_BATCH returns
+ * @ret: jobs handed over, or the errno of the call
+ * @completed: completions that took effect
+ * @nr_done: completions asked for
+ *
+ * A call whose completions all took effect succeeds: if its fetch part
+ * failed (nothing to fetch, a signal, no room, no fd), it returns 0
+ * jobs, so a restart can never complete them again.  Only a completion
+ * that failed (@completed < @nr_done), or a call in which nothing took
+ * effect, returns an errno.
+ *
+ * Return: the result.
+ */
+long iopa_batch_result(long ret, u32 completed, u32 nr_done)
+{
+	if (ret < 0 && completed && completed == nr_done)
+		return 0;
+	return ret;
+}
+
+/**
+ * iopa_worker_batch() - complete jobs, then take some: WORK_BATCH, and
+ *	COMPLETE_AND_FETCH and FETCH (of one)
+ * @w: the worker
+ * @done: the completions, a kernel copy, checked
+ * @nr_done: how many
+ * @h: room for @nr_work jobs
+ * @nr_work: take up to this many; 0: complete only
+ * @flags: IOPA_FETCH_F_*
+ * @timeout_ns: give up waiting after this long (0: no limit)
+ * @completed: set to how many completions took effect (the first ones)
+ *
+ * The completions and the first try to take jobs share one hold of
+ * ctx->lock.  A completion that fails stops the call.  Then, with
+ * @nr_work, it waits until a job can be dispatched, and takes as many as
+ * can at once, up to @nr_work and the worker's room.  Once a completion
+ * took effect it stands, whatever the call returns.
+ *
+ * Return: how many jobs were taken (in @h, for iopa_worker_hand_over()
+ * in the current task), or a negative errno: that of the completion that
+ * failed, or -EBUSY (no room), -EAGAIN (IOPA_FETCH_F_NONBLOCK),
+ * -ETIMEDOUT, -ERESTARTSYS.
+ */
+long iopa_worker_batch(struct iopa_worker *w, const struct iopa_done *done,
+		       u32 nr_done, struct iopa_handout *h, u32 nr_work,
+		       u32 flags, u64 timeout_ns, u32 *completed)
 {
 	struct iopa_ctx *ctx = w->ctx;
-	struct iopa_work work;
-	struct iopa_kjob *job;
-	struct file *file;
 	DEFINE_WAIT(wait);
-	long timeout;
+	bool waited = false;
+	long timeout, ret = 0;
+	u32 i, room;
 	LIST_HEAD(gc);
-	int ret;
 
-	timeout = iopa_timeout_jiffies(arg->timeout_ns);
-
-	if (complete) {
-		/*
-		 * Finish the completion before waiting: freeing the job posts
-		 * an io_uring submitter's CQE, which must not wait for the
-		 * fetch.  The slot it frees may serve a sleeping worker.  The
-		 * same call restarted after a signal (-ERESTARTSYS below:
-		 * SA_RESTART, io_uring task work) completed it already: go on
-		 * to the fetch.
-		 */
-		iopa_ctx_lock(ctx);
-		if (arg->done.job_id && arg->done.job_id == w->restart_done) {
-			ret = 0;
-		} else {
-			ret = iopa_worker_complete_locked(w, &arg->done, &gc);
-			if (!ret)
-				iopa_kick_workers(ctx, 1);
-		}
-		if (w->restart_task == current)
-			w->restart_done = 0;
-		iopa_ctx_unlock(ctx);
-		iopa_job_free_list(&gc);
-		if (ret)
-			return ret;
-	}
-
+	timeout = iopa_timeout_jiffies(timeout_ns);
 	iopa_ctx_lock(ctx);
-	for (;;) {
-		/* Parked io_uring fetches hold a place, as in uring.c. */
-		if (w->nr_held + w->nr_parked >= IOPA_WORKER_MAX_JOBS) {
+	for (i = 0; i < nr_done; i++) {
+		ret = iopa_worker_complete_locked(w, &done[i], &gc);
+		if (ret)
+			break;
+	}
+	*completed = i;
+	for (; !ret && nr_work;) {
+		room = min(iopa_worker_room(w), nr_work);
+		if (!room) {
 			ret = -EBUSY;
 			break;
 		}
-		job = iopa_dispatch(w);
-		if (job) {
-			file = iopa_job_work(job, &work);
-			ret = 0;
+		ret = iopa_worker_take_locked(w, h, room, true);
+		if (ret)
 			break;
-		}
-		if (arg->flags & IOPA_FETCH_F_NONBLOCK) {
+		if (flags & IOPA_FETCH_F_NONBLOCK) {
 			ret = -EAGAIN;
 			break;
 		}
@@ -1190,36 +1474,87 @@ long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
 			ret = -ETIMEDOUT;
 			break;
 		}
+		if (!list_empty(&gc)) {
+			/*
+			 * Jobs completed are freed before waiting: freeing
+			 * posts an io_uring submitter's CQE, which must not
+			 * wait for a job.  Then look again.
+			 */
+			iopa_ctx_unlock(ctx);
+			iopa_job_free_list(&gc);
+			iopa_ctx_lock(ctx);
+			continue;
+		}
 		prepare_to_wait_exclusive(&ctx->fetch_wq, &wait,
 					  TASK_INTERRUPTIBLE);
 		ctx->nr_waiting++;
 		iopa_ctx_unlock(ctx);
+		waited = true;
 		timeout = schedule_timeout(timeout);
 		iopa_ctx_lock(ctx);
 		ctx->nr_waiting--;
 	}
-	finish_wait(&ctx->fetch_wq, &wait);
-	/* A wakeup this call took without taking a job goes to another. */
-	if (ret)
-		iopa_kick_workers(ctx, 1);
+	if (waited)
+		finish_wait(&ctx->fetch_wq, &wait);
 	/*
-	 * Its restart must not complete the job again.  The restart is the
-	 * interrupted thread's: only its next call forgets the job (another
-	 * thread sharing the worker fd does not).
+	 * Slots the completions freed that this call did not fill go to
+	 * others, and so does a wakeup it took without taking a job.
 	 */
-	if (complete && ret == -ERESTARTSYS) {
+	iopa_kick_workers(ctx, *completed + (ret <= 0 && waited));
+	iopa_ctx_unlock(ctx);
+	iopa_job_free_list(&gc);
+	return ret;
+}
+
+/**
+ * iopa_worker_fetch() - FETCH, or COMPLETE_AND_FETCH when @complete
+ * @w: the worker
+ * @arg: the command, a kernel copy, checked
+ * @uwork: where the worker reads the job (the command's work field)
+ * @complete: complete @arg->done first
+ *
+ * Then wait for a job, take it, and give the caller a new fd for its
+ * file (or the lent one).  Once the complete part succeeded it stands,
+ * whatever the fetch part returns; the same call restarted after a
+ * signal (-ERESTARTSYS: SA_RESTART, io_uring task work) does not
+ * complete it again.
+ *
+ * Return: 0 or a negative errno (the errors of FETCH in iopa.rst).
+ */
+long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
+		       struct iopa_work __user *uwork, bool complete)
+{
+	struct iopa_ctx *ctx = w->ctx;
+	struct iopa_handout h;
+	u32 nr_done = complete, completed;
+	long ret;
+
+	/* Set only between an interrupted call and its restart. */
+	if (READ_ONCE(w->restart_done)) {
+		iopa_ctx_lock(ctx);
+		if (complete && arg->done.job_id == w->restart_done)
+			nr_done = 0;	/* completed before the signal */
+		if (w->restart_task == current)
+			w->restart_done = 0;
+		iopa_ctx_unlock(ctx);
+	}
+	ret = iopa_worker_batch(w, &arg->done, nr_done, &h, 1, arg->flags,
+				arg->timeout_ns, &completed);
+	if (ret == -ERESTARTSYS && complete) {
+		/*
+		 * Its restart must not complete the job again.  The restart
+		 * is the interrupted thread's: only its next call forgets the
+		 * job (another thread sharing the worker fd does not).
+		 */
+		iopa_ctx_lock(ctx);
 		w->restart_done = arg->done.job_id;
 		w->restart_task = current;
-	} else if (w->restart_task == current) {
-		w->restart_done = 0;
+		iopa_ctx_unlock(ctx);
 	}
-	iopa_ctx_unlock(ctx);
-	if (ret)
+	if (ret < 0)
 		return ret;
-
-	ret = iopa_worker_hand_over(w, &work, file, uwork);
-	fput(file);
-	return ret;
+	ret = iopa_worker_hand_over(w, &h, 1, uwork, false);
+	return ret < 0 ? ret : 0;
 }
 
 /**
@@ -1255,11 +1590,12 @@ void iopa_worker_close(struct iopa_worker *w)
 /**
  * iopa_worker_create() - a new worker of @ctx, and its fd
  * @ctx: the context
+ * @flags: IOPA_WORKER_F_*, checked
  *
  * Return: the fd, -ENOMEM, -ENOSPC (max_workers) or another errno of
  * anon_inode_getfd().
  */
-int iopa_worker_create(struct iopa_ctx *ctx)
+int iopa_worker_create(struct iopa_ctx *ctx, u32 flags)
 {
 	struct iopa_worker *w;
 	int fd;
@@ -1269,6 +1605,7 @@ int iopa_worker_create(struct iopa_ctx *ctx)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&w->held);
 	w->ctx = ctx;
+	w->borrow = flags & IOPA_WORKER_F_BORROW;
 
 	iopa_ctx_lock(ctx);
 	if (ctx->nr_workers >= READ_ONCE(iopa_tunables.max_workers)) {

@@ -68,24 +68,56 @@ static const void *iopa_uring_payload(const struct io_uring_cmd *cmd)
 }
 
 /**
- * struct iopa_ufetch - a FETCH command, parked or being handed a job
+ * struct iopa_ufetch - a FETCH or WORK_BATCH command, parked or being
+ *	handed jobs
  * @node: L: on ctx->parked while @parked
  * @cmd: the command
  * @w: the worker fd it was issued on
- * @uwork: the user's struct iopa_work
- * @work: what the worker is told (set at dispatch)
- * @file: the job's file, referenced from dispatch to hand-over
+ * @uwork: the user's struct iopa_work array, of @max
  * @task: the issuing task, referenced (the 6.1 monitor checks it)
- * @parked: L: waiting for a job
+ * @max: jobs it may take: the places it holds while parked
+ *	(w->nr_parked)
+ * @n: jobs dispatched to it, in @h (from dispatch to hand-over)
+ * @batch: a WORK_BATCH, whose CQE says how many jobs it got; a FETCH's
+ *	says 0
+ * @parked: L: waiting for jobs
+ * @h: the jobs, each with its file referenced
  */
 struct iopa_ufetch {
 	struct list_head	node;
 	struct io_uring_cmd	*cmd;
 	struct iopa_worker	*w;
 	struct iopa_work __user	*uwork;
-	struct iopa_work	work;
-	struct file		*file;
 	struct task_struct	*task;
+	u32			max;
+	u32			n;
+	bool			batch;
+	bool			parked;
+	struct iopa_handout	h[] __counted_by(max);
+};
+
+/**
+ * struct iopa_ureap - a REAP command, parked or being handed completions
+ * @node: L: on ctx->reapers while @parked
+ * @cmd: the command
+ * @sub: the submitter fd it was issued on
+ * @ucqes: the user's array of @nr struct iopa_cqe
+ * @task: the issuing task, referenced (the 6.1 monitor checks it)
+ * @taken: the completions claimed for it (iopa_sub_claim_locked()), from
+ *	its serving to its task work
+ * @nr: room in @ucqes
+ * @min: completions it waits for
+ * @parked: L: waiting
+ */
+struct iopa_ureap {
+	struct list_head	node;
+	struct io_uring_cmd	*cmd;
+	struct iopa_submitter	*sub;
+	struct iopa_cqe __user	*ucqes;
+	struct task_struct	*task;
+	struct list_head	taken;
+	u32			nr;
+	u32			min;
 	bool			parked;
 };
 
@@ -96,7 +128,10 @@ struct iopa_ufetch {
  */
 struct iopa_uring_pdu {
 	struct iopa_kjob	*job;
-	struct iopa_ufetch	*uf;
+	union {
+		struct iopa_ufetch	*uf;
+		struct iopa_ureap	*ur;
+	};
 	s32			res;
 	struct task_struct	*task;
 };
@@ -307,9 +342,173 @@ static void iopa_uring_submit_cancel(struct iopa_submitter *sub,
 		io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
 }
 
-/* ---- FETCH ------------------------------------------------------------ */
+/* ---- SUBMIT_MANY, REAP ------------------------------------------------- */
+
+static int iopa_uring_submit_many(struct iopa_submitter *sub,
+				  struct io_uring_cmd *cmd,
+				  unsigned int issue_flags)
+{
+	struct iopa_uring_submit arg;
+
+	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
+	if (arg.flags || !arg.nr || arg.nr > IOPA_BATCH_MAX)
+		return -EINVAL;
+	/* Locating jobs may read metadata: from io-wq (see SUBMIT). */
+	if ((issue_flags & IO_URING_F_NONBLOCK) && iopa_order_may_block(sub))
+		return -EAGAIN;
+	/*
+	 * Never waits for room; -EAGAIN (full) is the answer, posted here
+	 * so that io_uring does not take it for "issue again, blocking".
+	 */
+	io_uring_cmd_done(cmd, iopa_sub_submit(sub, u64_to_user_ptr(arg.jobs),
+					       arg.nr, false),
+			  0, issue_flags);
+	return -EIOCBQUEUED;
+}
 
 static const struct iopa_park_ops iopa_uring_park_ops;
+
+/* Can @ur be served: enough completions, or no more to come? */
+static bool iopa_ureap_ready(const struct iopa_ureap *ur)
+	__must_hold(&ur->sub->ctx->lock)
+{
+	const struct iopa_submitter *sub = ur->sub;
+	u32 done = sub->nr[IOPA_JOB_DONE];
+
+	return done >= ur->min ||
+	       (done && !sub->nr[IOPA_JOB_PENDING] &&
+		!sub->nr[IOPA_JOB_RUNNING] && !sub->nr_reserved);
+}
+
+static void iopa_ureap_unpark(struct iopa_ureap *ur)
+	__must_hold(&ur->sub->ctx->lock)
+{
+	struct iopa_ctx *ctx = ur->sub->ctx;
+
+	lockdep_assert_held(&ctx->lock);
+	list_del_init(&ur->node);
+	ur->parked = false;
+	ctx->nr_reapers--;
+}
+
+static void iopa_ureap_free(struct iopa_ureap *ur)
+{
+	if (ur->task)
+		put_task_struct(ur->task);
+	kfree(ur);
+}
+
+/*
+ * In the ring's task: copy the completions claimed for the command out
+ * and post its CQE.  With nowhere to copy them to (a dying task, a
+ * fallback worker, a closing ring) they go back to the queue.
+ */
+static void iopa_uring_reap_tw(struct io_uring_cmd *cmd,
+			       unsigned int issue_flags)
+{
+	struct iopa_ureap *ur = iopa_pdu(cmd)->ur;
+	long ret;
+
+	if ((current->flags & (PF_EXITING | PF_KTHREAD)) ||
+	    iopa_uring_ring_dying(cmd)) {
+		iopa_sub_deliver(ur->sub, &ur->taken, NULL);
+		ret = -ECANCELED;
+	} else {
+		ret = iopa_sub_deliver(ur->sub, &ur->taken, ur->ucqes);
+	}
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	iopa_ureap_free(ur);
+}
+
+/*
+ * Park ops: a job of @sub ended: serve its parked REAP commands that
+ * can be, oldest first.  Context: ctx->lock held; the copy runs later in
+ * each command's task.
+ */
+static void iopa_uring_reap_serve(struct iopa_submitter *sub)
+	__must_hold(&sub->ctx->lock)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_ureap *ur, *tmp;
+
+	lockdep_assert_held(&ctx->lock);
+	list_for_each_entry_safe(ur, tmp, &ctx->reapers, node) {
+		/* A closing ring's REAP takes nothing (its cancel comes). */
+		if (ur->sub != sub || !iopa_ureap_ready(ur) ||
+		    iopa_uring_ring_dying(ur->cmd))
+			continue;
+		/* (A concurrent IOPA_IOC_REAP may hold some: fewer.) */
+		if (!iopa_sub_claim_locked(sub, &ur->taken, ur->nr))
+			break;
+		iopa_ureap_unpark(ur);
+		io_uring_cmd_complete_in_task(ur->cmd, iopa_uring_reap_tw);
+	}
+}
+
+static int iopa_uring_reap(struct iopa_submitter *sub,
+			   struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct iopa_ctx *ctx = sub->ctx;
+	struct iopa_uring_reap arg;
+	struct iopa_ureap *ur;
+	LIST_HEAD(taken);
+
+	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
+	if (!arg.nr || arg.nr > IOPA_BATCH_MAX || !arg.min || arg.min > arg.nr)
+		return -EINVAL;
+	ur = kzalloc(sizeof(*ur), GFP_KERNEL_ACCOUNT);
+	if (!ur)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&ur->node);
+	INIT_LIST_HEAD(&ur->taken);
+	ur->cmd = cmd;
+	ur->sub = sub;
+	ur->ucqes = u64_to_user_ptr(arg.cqes);
+	ur->nr = arg.nr;
+	ur->min = arg.min;
+	memset(iopa_pdu(cmd), 0, sizeof(struct iopa_uring_pdu));
+	iopa_pdu(cmd)->ur = ur;
+	iopa_uring_mark_cancelable(cmd, issue_flags);
+
+	iopa_ctx_lock(ctx);
+	if (iopa_ureap_ready(ur) &&
+	    iopa_sub_claim_locked(sub, &taken, ur->nr)) {
+		/* Completions at once: copy them here, in the issuing task. */
+		iopa_ctx_unlock(ctx);
+		io_uring_cmd_done(cmd, iopa_sub_deliver(sub, &taken, ur->ucqes),
+				  0, issue_flags);
+		kfree(ur);
+		return -EIOCBQUEUED;
+	}
+	ctx->park_ops = &iopa_uring_park_ops;
+	ur->parked = true;
+	list_add_tail(&ur->node, &ctx->reapers);
+	ctx->nr_reapers++;
+	iopa_uring_watch(cmd, &ur->task);
+	iopa_ctx_unlock(ctx);
+	return -EIOCBQUEUED;
+}
+
+/* Cancel a parked REAP: it completes with -ECANCELED, taking nothing. */
+static void iopa_uring_reap_cancel(struct iopa_submitter *sub,
+				   struct io_uring_cmd *cmd,
+				   unsigned int issue_flags)
+{
+	struct iopa_ureap *ur = iopa_pdu(cmd)->ur;
+	bool parked;
+
+	iopa_ctx_lock(sub->ctx);
+	parked = ur->parked;
+	if (parked)
+		iopa_ureap_unpark(ur);
+	iopa_ctx_unlock(sub->ctx);
+	if (!parked)
+		return;		/* being served: its CQE is on the way */
+	io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+	iopa_ureap_free(ur);
+}
+
+/* ---- FETCH ------------------------------------------------------------ */
 
 static void iopa_ufetch_park(struct iopa_ufetch *uf)
 	__must_hold(&uf->w->ctx->lock)
@@ -321,7 +520,7 @@ static void iopa_ufetch_park(struct iopa_ufetch *uf)
 	uf->parked = true;
 	list_add_tail(&uf->node, &ctx->parked);
 	ctx->nr_parked++;
-	uf->w->nr_parked++;
+	uf->w->nr_parked += uf->max;
 }
 
 static void iopa_ufetch_unpark(struct iopa_ufetch *uf)
@@ -333,7 +532,25 @@ static void iopa_ufetch_unpark(struct iopa_ufetch *uf)
 	list_del_init(&uf->node);
 	uf->parked = false;
 	ctx->nr_parked--;
-	uf->w->nr_parked--;
+	uf->w->nr_parked -= uf->max;
+}
+
+/* A fetch command taking up to @max jobs into the user's @uwork. */
+static struct iopa_ufetch *iopa_ufetch_alloc(struct iopa_worker *w,
+					     struct io_uring_cmd *cmd,
+					     u64 uwork, u32 max)
+{
+	struct iopa_ufetch *uf;
+
+	uf = kzalloc(struct_size(uf, h, max), GFP_KERNEL_ACCOUNT);
+	if (!uf)
+		return NULL;
+	uf->max = max;
+	INIT_LIST_HEAD(&uf->node);
+	uf->cmd = cmd;
+	uf->w = w;
+	uf->uwork = u64_to_user_ptr(uwork);
+	return uf;
 }
 
 static void iopa_ufetch_free(struct iopa_ufetch *uf)
@@ -343,10 +560,26 @@ static void iopa_ufetch_free(struct iopa_ufetch *uf)
 	kfree(uf);
 }
 
+/* What the CQE of @uf says after handing over: see iopa_ufetch. */
+static int iopa_ufetch_res(const struct iopa_ufetch *uf, int ret)
+{
+	return ret > 0 && !uf->batch ? 0 : ret;
+}
+
 /*
- * In the ring's task: install the fd, write the work, post the CQE; or,
- * for a command iopa_uring_serve() gave no job (no file), just post
- * -ECANCELED.
+ * What the CQE of @uf says at its issue, @completed of @nr_done
+ * completions done: a WORK_BATCH's follows iopa_batch_result().
+ */
+static int iopa_ufetch_final(const struct iopa_ufetch *uf, int ret,
+			     u32 completed, u32 nr_done)
+{
+	ret = iopa_ufetch_res(uf, ret);
+	return uf->batch ? iopa_batch_result(ret, completed, nr_done) : ret;
+}
+
+/*
+ * In the ring's task: install the fds, write the work, post the CQE; or,
+ * for a command iopa_uring_serve() gave no job, just post -ECANCELED.
  */
 static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
 				unsigned int issue_flags)
@@ -354,33 +587,34 @@ static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
 	struct iopa_ufetch *uf = iopa_pdu(cmd)->uf;
 	int ret = -ECANCELED;
 
-	if (!uf->file)
+	if (!uf->n)
 		goto out_done;
 	/*
 	 * No fd table to install into (a dying task, a fallback worker), or
-	 * nobody to read the CQE (a closing ring): the job goes back.
+	 * nobody to read the CQE (a closing ring): the jobs go back.
 	 */
 	if ((current->flags & (PF_EXITING | PF_KTHREAD)) ||
 	    iopa_uring_ring_dying(cmd))
-		iopa_worker_unfetch(uf->w, uf->work.job_id);
+		iopa_worker_give_back(uf->w, uf->h, uf->n);
 	else
-		ret = iopa_worker_hand_over(uf->w, &uf->work, uf->file,
-					    uf->uwork);
-	fput(uf->file);
+		ret = iopa_ufetch_res(uf, iopa_worker_hand_over(uf->w, uf->h,
+								uf->n,
+								uf->uwork,
+								true));
 out_done:
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 	iopa_ufetch_free(uf);
 }
 
 /*
- * Park ops: hand dispatchable jobs to parked FETCH commands.  Context:
- * ctx->lock held; the hand-over runs later in each command's task.
+ * Park ops: hand dispatchable jobs to parked fetch commands, each up to
+ * the places it holds.  Context: ctx->lock held; the hand-over runs
+ * later in each command's task.
  */
 static void iopa_uring_serve(struct iopa_ctx *ctx)
 	__must_hold(&ctx->lock)
 {
 	struct iopa_ufetch *uf, *tmp;
-	struct iopa_kjob *job;
 
 	lockdep_assert_held(&ctx->lock);
 	list_for_each_entry_safe(uf, tmp, &ctx->parked, node) {
@@ -388,89 +622,189 @@ static void iopa_uring_serve(struct iopa_ctx *ctx)
 			break;
 		iopa_ufetch_unpark(uf);
 		/* A closing ring's fetch gets no job, only its -ECANCELED. */
-		if (!iopa_uring_ring_dying(uf->cmd)) {
-			job = iopa_dispatch(uf->w);
-			if (job)
-				uf->file = iopa_job_work(job, &uf->work);
-		}
+		if (!iopa_uring_ring_dying(uf->cmd))
+			uf->n = iopa_worker_take_locked(uf->w, uf->h, uf->max,
+							false);
 		io_uring_cmd_complete_in_task(uf->cmd, iopa_uring_fetch_tw);
 	}
 }
 
 static const struct iopa_park_ops iopa_uring_park_ops = {
 	.serve	= iopa_uring_serve,
+	.reap	= iopa_uring_reap_serve,
 };
 
-static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
-			    unsigned int issue_flags, bool commit)
+/*
+ * Write the count of completions of a WORK_BATCH to the user, before its
+ * CQE can be seen.  It cannot fault (it was written at issue) unless
+ * another thread unmapped it since.
+ */
+static void iopa_ufetch_tell(u32 __user *ucompleted, u32 completed)
 {
-	struct iopa_ctx *ctx = w->ctx;
-	struct iopa_uring_fetch arg;
-	struct iopa_ufetch *uf;
-	struct iopa_done done = { };
-	struct iopa_kjob *job;
-	LIST_HEAD(gc);
-	int ret;
+	if (ucompleted && put_user(completed, ucompleted))
+		pr_debug("WORK_BATCH: completed %u, count lost\n", completed);
+}
 
-	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
-	if (arg.flags || (!commit && arg.res))
-		return -EINVAL;
-	uf = kzalloc(sizeof(*uf), GFP_KERNEL_ACCOUNT);
-	if (!uf)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&uf->node);
-	uf->cmd = cmd;
-	uf->w = w;
-	uf->uwork = u64_to_user_ptr(arg.work);
-	if (commit && get_user(done.job_id, &uf->uwork->job_id)) {
-		kfree(uf);
-		return -EFAULT;
-	}
-	done.res = arg.res;
+/*
+ * Issue a fetch command: complete @done (IOPA_IOC_WORK_BATCH's rules;
+ * a WORK_BATCH's count goes to @ucompleted, NULL for the others), then
+ * hand @uf jobs here, in the issuing task, if any can be dispatched; or
+ * park it for iopa_uring_serve().  @uf is the command's from now on.
+ *
+ * Return: -EIOCBQUEUED (the CQE was posted, or will be).
+ */
+static int iopa_ufetch_issue(struct iopa_ufetch *uf,
+			     const struct iopa_done *done, u32 nr_done,
+			     u32 flags, u32 __user *ucompleted,
+			     unsigned int issue_flags)
+{
+	struct io_uring_cmd *cmd = uf->cmd;
+	struct iopa_worker *w = uf->w;
+	struct iopa_ctx *ctx = w->ctx;
+	u32 i, completed;
+	LIST_HEAD(gc);
+	int ret = 0;
+
 	memset(iopa_pdu(cmd), 0, sizeof(struct iopa_uring_pdu));
 	iopa_pdu(cmd)->uf = uf;
 	iopa_uring_mark_cancelable(cmd, issue_flags);
 
 	iopa_ctx_lock(ctx);
-	if (commit) {
-		ret = iopa_worker_complete_locked(w, &done, &gc);
+	for (i = 0; i < nr_done; i++) {
+		ret = iopa_worker_complete_locked(w, &done[i], &gc);
 		if (ret)
-			goto out_done;
+			break;
 	}
-	if (w->nr_held + w->nr_parked >= IOPA_WORKER_MAX_JOBS) {
+	completed = i;
+	if (ret || !uf->max)
+		goto out_done;
+	uf->max = min(uf->max, iopa_worker_room(w));
+	if (!uf->max) {
 		ret = -EBUSY;
 		goto out_done;
 	}
-	job = iopa_dispatch(w);
-	if (job) {
-		/* A job at once: hand it over here, in the issuing task. */
-		uf->file = iopa_job_work(job, &uf->work);
+	uf->n = iopa_worker_take_locked(w, uf->h, uf->max, true);
+	if (uf->n) {
+		/* Jobs at once: hand them over here, in the issuing task. */
+		iopa_kick_workers(ctx, completed);
 		iopa_ctx_unlock(ctx);
 		iopa_job_free_list(&gc);
-		ret = iopa_worker_hand_over(w, &uf->work, uf->file, uf->uwork);
-		fput(uf->file);
+		iopa_ufetch_tell(ucompleted, completed);
+		ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork, false);
+		ret = iopa_ufetch_final(uf, ret, completed, nr_done);
 		/* Done (off the cancelable list) before pdu->uf goes. */
 		io_uring_cmd_done(cmd, ret, 0, issue_flags);
 		kfree(uf);
 		return -EIOCBQUEUED;
 	}
+	if (flags & IOPA_FETCH_F_NONBLOCK) {
+		ret = -EAGAIN;
+		goto out_done;
+	}
+	if (completed && ucompleted) {
+		/*
+		 * The count goes out before the command parks: once parked,
+		 * it may be served and its CQE posted from the ring's task
+		 * while this one (io-wq) still runs.
+		 */
+		iopa_kick_workers(ctx, completed);
+		iopa_ctx_unlock(ctx);
+		iopa_job_free_list(&gc);
+		iopa_ufetch_tell(ucompleted, completed);
+		ucompleted = NULL;
+		iopa_ctx_lock(ctx);
+		uf->max = min(uf->max, iopa_worker_room(w));
+		if (!uf->max) {
+			ret = -EBUSY;
+			goto out_done;
+		}
+		uf->n = iopa_worker_take_locked(w, uf->h, uf->max, true);
+		if (uf->n) {
+			iopa_ctx_unlock(ctx);
+			ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork,
+						    false);
+			ret = iopa_ufetch_final(uf, ret, completed, nr_done);
+			io_uring_cmd_done(cmd, ret, 0, issue_flags);
+			kfree(uf);
+			return -EIOCBQUEUED;
+		}
+	}
 	iopa_ufetch_park(uf);
 	iopa_uring_watch(cmd, &uf->task);
-	/* The slot a commit freed may serve someone else. */
-	if (commit)
-		iopa_kick_workers(ctx, 1);
+	/* The slots the completions freed may serve someone else. */
+	iopa_kick_workers(ctx, completed);
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	return -EIOCBQUEUED;
 
 out_done:
-	if (commit)
-		iopa_kick_workers(ctx, 1);
+	iopa_kick_workers(ctx, completed);
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
-	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	iopa_ufetch_tell(ucompleted, completed);
+	io_uring_cmd_done(cmd, iopa_ufetch_final(uf, ret, completed, nr_done),
+			  0, issue_flags);
 	kfree(uf);
 	return -EIOCBQUEUED;
+}
+
+static int iopa_uring_fetch(struct iopa_worker *w, struct io_uring_cmd *cmd,
+			    unsigned int issue_flags, bool commit)
+{
+	struct iopa_done done = { };
+	struct iopa_uring_fetch arg;
+	struct iopa_ufetch *uf;
+
+	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
+	if (arg.flags || (!commit && arg.res))
+		return -EINVAL;
+	if (commit && get_user(done.job_id, &((struct iopa_work __user *)
+					      u64_to_user_ptr(arg.work))->job_id))
+		return -EFAULT;
+	done.res = arg.res;
+	uf = iopa_ufetch_alloc(w, cmd, arg.work, 1);
+	if (!uf)
+		return -ENOMEM;
+	return iopa_ufetch_issue(uf, &done, commit, 0, NULL, issue_flags);
+}
+
+static int iopa_uring_work_batch(struct iopa_worker *w,
+				 struct io_uring_cmd *cmd,
+				 unsigned int issue_flags)
+{
+	struct iopa_done d_stack[IOPA_BATCH_ONSTACK], *done = d_stack;
+	struct iopa_batch __user *ubatch;
+	struct iopa_uring_batch ub;
+	struct iopa_batch arg;
+	struct iopa_ufetch *uf;
+	int ret;
+
+	memcpy(&ub, iopa_uring_payload(cmd), sizeof(ub));
+	if (ub.flags || ub.reserved)
+		return -EINVAL;
+	ubatch = u64_to_user_ptr(ub.batch);
+	if (copy_from_user(&arg, ubatch, sizeof(arg)))
+		return -EFAULT;
+	/* No timeout: a parked command waits until its ring goes. */
+	if (arg.timeout_ns)
+		return -EINVAL;
+	if (put_user(0U, &ubatch->completed))
+		return -EFAULT;
+	ret = iopa_batch_load(&arg, &done);
+	if (ret)
+		return ret;
+	uf = iopa_ufetch_alloc(w, cmd, arg.work, arg.nr_work);
+	if (!uf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	uf->batch = true;
+	ret = iopa_ufetch_issue(uf, done, arg.nr_done, arg.flags,
+				&ubatch->completed, issue_flags);
+out:
+	if (done != d_stack)
+		kfree(done);
+	return ret;
 }
 
 /* Cancel a parked FETCH: it completes with -ECANCELED, holding nothing. */
@@ -514,6 +848,8 @@ int iopa_uring_worker_cmd(struct iopa_worker *w, struct io_uring_cmd *cmd,
 		return iopa_uring_fetch(w, cmd, issue_flags, false);
 	case IOPA_URING_CMD_COMMIT_AND_FETCH:
 		return iopa_uring_fetch(w, cmd, issue_flags, true);
+	case IOPA_URING_CMD_WORK_BATCH:
+		return iopa_uring_work_batch(w, cmd, issue_flags);
 	}
 	return -ENOTTY;
 }
@@ -531,11 +867,20 @@ int iopa_uring_sub_cmd(struct iopa_submitter *sub, struct io_uring_cmd *cmd,
 		       unsigned int issue_flags)
 {
 	if (iopa_uring_is_cancel(issue_flags)) {
-		iopa_uring_submit_cancel(sub, cmd, issue_flags);
+		if (cmd->cmd_op == IOPA_URING_CMD_REAP)
+			iopa_uring_reap_cancel(sub, cmd, issue_flags);
+		else
+			iopa_uring_submit_cancel(sub, cmd, issue_flags);
 		return 0;
 	}
-	if (cmd->cmd_op == IOPA_URING_CMD_SUBMIT)
+	switch (cmd->cmd_op) {
+	case IOPA_URING_CMD_SUBMIT:
 		return iopa_uring_submit(sub, cmd, issue_flags);
+	case IOPA_URING_CMD_SUBMIT_MANY:
+		return iopa_uring_submit_many(sub, cmd, issue_flags);
+	case IOPA_URING_CMD_REAP:
+		return iopa_uring_reap(sub, cmd, issue_flags);
+	}
 	return -ENOTTY;
 }
 
@@ -562,10 +907,11 @@ static bool iopa_uring_cmd_gone(struct io_uring_cmd *cmd,
 }
 
 /*
- * One batch of @ctx's parked fetches and SUBMIT jobs, up to *@nf and *@nj
- * of them (decremented): the commands of gone tasks and rings are taken
- * off (fetches to @dead, SUBMITs detached, their commands in @cmds, at
- * most IOPA_URING_MONITOR_BATCH); the others go to the tail of their
+ * One batch of @ctx's parked fetches, parked REAPs and SUBMIT jobs, up to
+ * *@nf, *@nr and *@nj of them (decremented): the commands of gone tasks
+ * and rings are taken off (fetches to @dead, REAPs to @dead_reapers,
+ * SUBMITs detached, their commands in @cmds, at most
+ * IOPA_URING_MONITOR_BATCH); the others go to the tail of their
  * list, to be looked at again by the next batch or monitor run.  A pass
  * over all of a list leaves its order as it was, unless commands were
  * added between two batches (more than IOPA_URING_MONITOR_BATCH parked
@@ -574,8 +920,9 @@ static bool iopa_uring_cmd_gone(struct io_uring_cmd *cmd,
  * Return: how many commands are in @cmds.
  */
 static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
-					     u32 *nf, u32 *nj,
+					     u32 *nf, u32 *nj, u32 *nr,
 					     struct list_head *dead,
+					     struct list_head *dead_reapers,
 					     struct list_head *gc,
 					     struct io_uring_cmd **cmds,
 					     struct task_struct **tasks)
@@ -583,6 +930,7 @@ static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
 {
 	unsigned int looked = 0, n = 0;
 	struct iopa_ufetch *uf;
+	struct iopa_ureap *ur;
 	struct iopa_kjob *job;
 
 	lockdep_assert_held(&ctx->lock);
@@ -597,6 +945,18 @@ static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
 		}
 		iopa_ufetch_unpark(uf);
 		list_add_tail(&uf->node, dead);
+	}
+	while (*nr && !list_empty(&ctx->reapers) &&
+	       looked < IOPA_URING_MONITOR_BATCH) {
+		ur = list_first_entry(&ctx->reapers, struct iopa_ureap, node);
+		(*nr)--;
+		looked++;
+		if (!iopa_uring_cmd_gone(ur->cmd, ur->task)) {
+			list_move_tail(&ur->node, &ctx->reapers);
+			continue;
+		}
+		iopa_ureap_unpark(ur);
+		list_add_tail(&ur->node, dead_reapers);
 	}
 	while (*nj && !list_empty(&ctx->uring_jobs) &&
 	       looked < IOPA_URING_MONITOR_BATCH) {
@@ -631,27 +991,33 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 {
 	struct task_struct *tasks[IOPA_URING_MONITOR_BATCH];
 	struct io_uring_cmd *cmds[IOPA_URING_MONITOR_BATCH];
+	struct iopa_ureap *ur, *urtmp;
 	struct iopa_ufetch *uf, *tmp;
 	unsigned int i, n;
 	bool again = false;
 	struct iopa_ctx *ctx;
-	u32 nf, nj;
+	u32 nf, nj, nr;
 
 	mutex_lock(&iopa_ctx_list_lock);
 	list_for_each_entry(ctx, &iopa_ctx_list, node) {
 		iopa_ctx_lock(ctx);
 		nf = ctx->nr_parked;
 		nj = ctx->nr_uring_jobs;
-		while (nf || nj) {
+		nr = ctx->nr_reapers;
+		while (nf || nj || nr) {
+			LIST_HEAD(dead_reapers);
 			LIST_HEAD(dead);
 			LIST_HEAD(gc);
 
-			n = iopa_uring_monitor_batch(ctx, &nf, &nj, &dead, &gc,
-						     cmds, tasks);
+			n = iopa_uring_monitor_batch(ctx, &nf, &nj, &nr, &dead,
+						     &dead_reapers, &gc, cmds,
+						     tasks);
 			if (list_empty(&ctx->parked))
 				nf = 0;
 			if (list_empty(&ctx->uring_jobs))
 				nj = 0;
+			if (list_empty(&ctx->reapers))
+				nr = 0;
 			iopa_ctx_unlock(ctx);
 
 			/*
@@ -669,6 +1035,14 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 				io_uring_cmd_done(cmd, -ECANCELED, 0,
 						  IO_URING_F_UNLOCKED);
 			}
+			list_for_each_entry_safe(ur, urtmp, &dead_reapers,
+						 node) {
+				struct io_uring_cmd *cmd = ur->cmd;
+
+				iopa_ureap_free(ur);
+				io_uring_cmd_done(cmd, -ECANCELED, 0,
+						  IO_URING_F_UNLOCKED);
+			}
 			for (i = 0; i < n; i++) {
 				io_uring_cmd_done(cmds[i], -ECANCELED, 0,
 						  IO_URING_F_UNLOCKED);
@@ -678,7 +1052,7 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 			cond_resched();
 			iopa_ctx_lock(ctx);
 		}
-		if (ctx->nr_parked || ctx->nr_uring_jobs)
+		if (ctx->nr_parked || ctx->nr_uring_jobs || ctx->nr_reapers)
 			again = true;
 		iopa_ctx_unlock(ctx);
 	}

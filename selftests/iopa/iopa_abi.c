@@ -69,7 +69,9 @@ TEST_F(abi, get_features)
 		EXPECT_EQ(IOPA_FEAT_IOCTL | IOPA_FEAT_POLL | IOPA_FEAT_ADAPTIVE |
 			  IOPA_FEAT_URING_CMD | IOPA_FEAT_ORDER |
 			  IOPA_FEAT_LIST | IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES |
-			  IOPA_FEAT_SHARE | IOPA_FEAT_LEASE,
+			  IOPA_FEAT_SHARE | IOPA_FEAT_LEASE |
+			  IOPA_FEAT_BORROW | IOPA_FEAT_BATCH |
+			  IOPA_FEAT_URING_BATCH,
 			  f.features);
 		EXPECT_EQ((__u32)IOPA_BATCH_MAX, f.batch_max);
 		EXPECT_EQ((__u32)IOPA_LIMIT_MAX, f.limit_max);
@@ -188,7 +190,7 @@ TEST_F(abi, worker_create_bad_flags_reserved)
 	unsigned int i;
 
 	memset(&c, 0, sizeof(c));
-	c.flags = 1;
+	c.flags = IOPA_WORKER_F_MASK << 1;
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->ctx, IOPA_IOC_WORKER_CREATE, &c));
 	memset(&c, 0, sizeof(c));
 	c.reserved0 = 1;

@@ -2254,4 +2254,447 @@ TEST_F_TIMEOUT(uring, ring_worker_killed_requeued, 60)
 	io_uring_queue_exit(&r);
 }
 
+/* ---- WORK_BATCH ------------------------------------------------------- */
+
+/* The command of a WORK_BATCH on @b (not submitted yet). */
+static int ring_prep_batch(struct io_uring *r, int wfd, struct iopa_batch *b,
+			   __u64 user_data)
+{
+	struct iopa_uring_batch ub = { .batch = (uintptr_t)b };
+
+	return ring_prep(r, wfd, IOPA_URING_CMD_WORK_BATCH, &ub, sizeof(ub),
+			 user_data);
+}
+
+static int batch_feature(int ctx)
+{
+	struct iopa_features f;
+
+	return !iopa_get_features(ctx, &f) && (f.features & IOPA_FEAT_BATCH);
+}
+
+TEST_F(uring, work_batch_takes_what_is_there)
+{
+	struct iopa_work work[8];
+	struct iopa_batch b = {
+		.work = (uintptr_t)work, .nr_work = 8, .completed = 7,
+	};
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_BATCH");
+	ASSERT_EQ(5, iopa_submit_many(self->sub, self->file, 10, 5));
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(0, ring_prep_batch(&r, self->wrk, &b, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(5, cqe.res);
+	EXPECT_EQ(0U, b.completed);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(10ULL + i, work[i].user_data);
+		EXPECT_EQ(1, same_inode(self->file, work[i].fd));
+		close(work[i].fd);
+		ASSERT_EQ(0, iopa_complete(self->wrk, work[i].job_id, 0));
+	}
+	io_uring_queue_exit(&r);
+}
+
+/* Parked, it is served when jobs come; a second one completes them. */
+TEST_F(uring, work_batch_parked_then_served)
+{
+	struct iopa_work work[8];
+	struct iopa_done done[8];
+	struct iopa_batch b = { .work = (uintptr_t)work, .nr_work = 8 };
+	struct iopa_cqe cqes[8];
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_BATCH");
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(0, ring_prep_batch(&r, self->wrk, &b, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* parked */
+	ASSERT_EQ(3, iopa_submit_many(self->sub, self->file, 20, 3));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(3, cqe.res);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(20ULL + i, work[i].user_data);
+		close(work[i].fd);
+		memset(&done[i], 0, sizeof(done[i]));
+		done[i].job_id = work[i].job_id;
+		done[i].res = i;
+	}
+	/* complete only: the CQE comes at once, res 0 */
+	memset(&b, 0, sizeof(b));
+	b.done = (uintptr_t)done;
+	b.nr_done = 3;
+	ASSERT_EQ(0, ring_prep_batch(&r, self->wrk, &b, 2));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(3U, b.completed);
+	ASSERT_EQ(3, iopa_reap_nb(self->sub, cqes, 8));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(i, cqes[i].res);
+	io_uring_queue_exit(&r);
+}
+
+/* A parked WORK_BATCH holds a place for each job it may take. */
+TEST_F(uring, work_batch_parked_holds_places)
+{
+	static struct iopa_work work[IOPA_WORKER_MAX_JOBS];
+	struct iopa_batch b = {
+		.work = (uintptr_t)work, .nr_work = IOPA_WORKER_MAX_JOBS - 1,
+	};
+	struct io_uring_cqe cqe;
+	struct iopa_work w;
+	struct io_uring r;
+
+	if (!batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_BATCH");
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(0, ring_prep_batch(&r, self->wrk, &b, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* parked */
+	ASSERT_EQ(1, iopa_submit_many(self->sub, self->file, 1, 1));
+	/* it was served at once: the job is the batch's */
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(1, cqe.res);
+	close(work[0].fd);
+	/* parked again with the job held: no room for another */
+	b.nr_work = IOPA_WORKER_MAX_JOBS - 1;
+	ASSERT_EQ(0, ring_prep_batch(&r, self->wrk, &b, 2));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));
+	EXPECT_EQ(-EBUSY, iopa_fetch_nb(self->wrk, &w));
+	io_uring_queue_exit(&r);
+}
+
+TEST_F(uring, work_batch_bad_args)
+{
+	struct iopa_work work[2];
+	struct iopa_done done = { .job_id = 12345 };
+	struct iopa_batch b;
+	struct iopa_uring_batch ub = { 0 };
+	struct io_uring r;
+	struct iopa_stats st;
+
+	if (!batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_BATCH");
+	ASSERT_EQ(1, iopa_submit_many(self->sub, self->file, 1, 1));
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	memset(&b, 0, sizeof(b));
+	b.work = (uintptr_t)work;
+	b.nr_work = 2;
+	ub.batch = (uintptr_t)&b;
+	ub.flags = 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 1));
+	ub.flags = 0;
+	ub.reserved = 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 2));
+	ub.reserved = 0;
+	ub.batch = (uintptr_t)unmapped_page();
+	EXPECT_EQ(-EFAULT, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 3));
+	ub.batch = (uintptr_t)&b;
+	b.timeout_ns = 1000;	/* no timeout on a ring */
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 4));
+	b.timeout_ns = 0;
+	b.nr_work = 0;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 5));
+	b.nr_work = IOPA_WORKER_MAX_JOBS + 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 6));
+	/* a completion of a job not held stops it: nothing fetched */
+	b.nr_work = 2;
+	b.done = (uintptr_t)&done;
+	b.nr_done = 1;
+	b.completed = 9;
+	EXPECT_EQ(-ENOENT, ring_cmd(&r, self->wrk, IOPA_URING_CMD_WORK_BATCH,
+				    &ub, sizeof(ub), 7));
+	EXPECT_EQ(0U, b.completed);
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(1ULL, st.pending);
+	EXPECT_EQ(0ULL, st.inflight);
+	io_uring_queue_exit(&r);
+}
+
+/*
+ * A parked WORK_BATCH whose ring closes takes no job: jobs submitted
+ * after the exit reach an ioctl worker, the work array is not written.
+ */
+TEST_F_TIMEOUT(uring, work_batch_ring_exit, 60)
+{
+	static struct iopa_work work[16];
+	static unsigned char canary[sizeof(work)];
+	struct iopa_batch b = { .work = (uintptr_t)work, .nr_work = 16 };
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int w2, next;
+
+	if (!batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_BATCH");
+	memset(canary, 0xa5, sizeof(canary));
+	w2 = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, w2);
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(0, ring_prep_batch(&r, w2, &b, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* parked */
+	io_uring_queue_exit(&r);
+	memset(work, 0xa5, sizeof(work));
+	next = iopa_next_fd();
+	check_jobs_reach_ioctl_worker(_metadata, self, 1000);
+	EXPECT_EQ(0, memcmp(work, canary, sizeof(work)));
+	EXPECT_EQ(next, iopa_next_fd());
+	close(w2);
+	check_all_jobs_freed(_metadata, self);
+}
+
+/* ---- SUBMIT_MANY, REAP -------------------------------------------------- */
+
+static int uring_batch_feature(int ctx)
+{
+	struct iopa_features f;
+
+	return !iopa_get_features(ctx, &f) &&
+	       (f.features & IOPA_FEAT_URING_BATCH);
+}
+
+static int ring_submit_many(struct io_uring *r, int sfd,
+			    const struct iopa_job *jobs, uint32_t nr, __u64 ud)
+{
+	struct iopa_uring_submit a = { .jobs = (uintptr_t)jobs, .nr = nr };
+
+	return ring_cmd(r, sfd, IOPA_URING_CMD_SUBMIT_MANY, &a, sizeof(a), ud);
+}
+
+static int ring_prep_reap(struct io_uring *r, int sfd, struct iopa_cqe *cqes,
+			  uint32_t nr, uint32_t min, __u64 ud)
+{
+	struct iopa_uring_reap a = {
+		.cqes = (uintptr_t)cqes, .nr = nr, .min = min,
+	};
+
+	return ring_prep(r, sfd, IOPA_URING_CMD_REAP, &a, sizeof(a), ud);
+}
+
+/* Run @n jobs on the ioctl worker, results res_for(user_data). */
+static int run_jobs(int wfd, int n)
+{
+	struct iopa_work w;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		r = iopa_fetch_wait(wfd, &w);
+		if (r)
+			return r;
+		close(w.fd);
+		r = iopa_complete(wfd, w.job_id, res_for(w.user_data));
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+TEST_F(uring, submit_many_then_reap)
+{
+	struct iopa_job jobs[5];
+	struct iopa_cqe cqes[8];
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	for (i = 0; i < 5; i++)
+		iopa_job_init(&jobs[i], self->file, 40 + i);
+	ASSERT_EQ(0, ring_init(&r, 4, false));	/* a normal SQE is enough */
+	ASSERT_EQ(5, ring_submit_many(&r, self->sub, jobs, 5, 1));
+	ASSERT_EQ(0, run_jobs(self->wrk, 5));
+	ASSERT_EQ(0, ring_prep_reap(&r, self->sub, cqes, 8, 5, 2));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(5, cqe.res);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(40ULL + i, cqes[i].user_data);
+		EXPECT_EQ(res_for(40 + i), cqes[i].res);
+	}
+	EXPECT_EQ(-EAGAIN, iopa_reap_nb(self->sub, cqes, 8));
+	io_uring_queue_exit(&r);
+}
+
+/* A REAP waits for min completions, then takes them in one CQE. */
+TEST_F(uring, reap_waits_for_min)
+{
+	struct iopa_job jobs[3];
+	struct iopa_cqe cqes[8];
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	for (i = 0; i < 3; i++)
+		iopa_job_init(&jobs[i], self->file, 60 + i);
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(3, ring_submit_many(&r, self->sub, jobs, 3, 1));
+	ASSERT_EQ(0, ring_prep_reap(&r, self->sub, cqes, 8, 2, 2));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* parked */
+	ASSERT_EQ(0, run_jobs(self->wrk, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* 1 of 2 */
+	ASSERT_EQ(0, run_jobs(self->wrk, 1));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(2, cqe.res);
+	EXPECT_EQ(60ULL, cqes[0].user_data);
+	EXPECT_EQ(61ULL, cqes[1].user_data);
+	ASSERT_EQ(0, run_jobs(self->wrk, 1));
+	ASSERT_EQ(1, iopa_reap_nb(self->sub, cqes, 8));
+	io_uring_queue_exit(&r);
+}
+
+/* Fewer than min once nothing is left pending or running. */
+TEST_F(uring, reap_takes_fewer_when_nothing_left)
+{
+	struct iopa_job jobs[2];
+	struct iopa_cqe cqes[8];
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	for (i = 0; i < 2; i++)
+		iopa_job_init(&jobs[i], self->file, 70 + i);
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(2, ring_submit_many(&r, self->sub, jobs, 2, 1));
+	ASSERT_EQ(0, ring_prep_reap(&r, self->sub, cqes, 8, 8, 2));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));
+	ASSERT_EQ(0, run_jobs(self->wrk, 2));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(2, cqe.res);
+	io_uring_queue_exit(&r);
+}
+
+TEST_F(uring, submit_many_bad_args)
+{
+	struct iopa_uring_submit a = { 0 };
+	struct iopa_job jobs[2];
+	struct io_uring r;
+	struct iopa_stats st;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	iopa_job_init(&jobs[0], self->file, 1);
+	iopa_job_init(&jobs[1], self->file, 2);
+	a.jobs = (uintptr_t)jobs;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT_MANY,
+				    &a, sizeof(a), 1));	/* nr 0 */
+	a.nr = IOPA_BATCH_MAX + 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT_MANY,
+				    &a, sizeof(a), 2));
+	a.nr = 1;
+	a.flags = IOPA_SUBMIT_F_WAIT;	/* a ring never waits for room */
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT_MANY,
+				    &a, sizeof(a), 3));
+	a.flags = 0;
+	a.jobs = (uintptr_t)unmapped_page();
+	EXPECT_EQ(-EFAULT, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT_MANY,
+				    &a, sizeof(a), 4));
+	/* the second job bad: the first is accepted */
+	jobs[1].fd = -1;
+	a.jobs = (uintptr_t)jobs;
+	a.nr = 2;
+	EXPECT_EQ(1, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT_MANY,
+			      &a, sizeof(a), 5));
+	EXPECT_EQ(-ENOTTY, ring_cmd(&r, self->wrk, IOPA_URING_CMD_SUBMIT_MANY,
+				    &a, sizeof(a), 6));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(1ULL, st.submitted);
+	io_uring_queue_exit(&r);
+}
+
+TEST_F(uring, reap_bad_args)
+{
+	struct iopa_uring_reap a = { 0 };
+	struct iopa_cqe cqes[4];
+	struct io_uring r;
+	struct iopa_stats st;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 1));
+	ASSERT_EQ(0, run_jobs(self->wrk, 1));
+	a.cqes = (uintptr_t)cqes;
+	a.min = 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 1));	/* nr 0 */
+	a.nr = 4;
+	a.min = 0;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 2));
+	a.min = 5;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 3));
+	a.nr = IOPA_BATCH_MAX + 1;
+	a.min = 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 4));
+	/* nowhere to copy to: the completion stays queued */
+	a.nr = 4;
+	a.cqes = (uintptr_t)unmapped_page();
+	EXPECT_EQ(-EFAULT, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 5));
+	EXPECT_EQ(-ENOTTY, ring_cmd(&r, self->wrk, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 6));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(1ULL, st.unreaped);
+	ASSERT_EQ(1, iopa_reap_nb(self->sub, cqes, 4));
+	io_uring_queue_exit(&r);
+}
+
+/*
+ * A parked REAP whose ring closes takes nothing: the completions that
+ * come after are reaped by the ioctl, the buffer is not written.
+ */
+TEST_F_TIMEOUT(uring, reap_ring_exit, 60)
+{
+	static struct iopa_cqe cqes[8];
+	static unsigned char canary[sizeof(cqes)];
+	struct iopa_job jobs[2];
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	memset(canary, 0xa5, sizeof(canary));
+	for (i = 0; i < 2; i++)
+		iopa_job_init(&jobs[i], self->file, 80 + i);
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(2, ring_submit_many(&r, self->sub, jobs, 2, 1));
+	ASSERT_EQ(0, ring_prep_reap(&r, self->sub, cqes, 8, 2, 2));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* parked */
+	io_uring_queue_exit(&r);
+	memset(cqes, 0xa5, sizeof(cqes));
+	ASSERT_EQ(0, run_jobs(self->wrk, 2));
+	EXPECT_EQ(2, iopa_reap(self->sub, cqes + 4, 4, IOPA_REAP_F_WAIT,
+			       IOPA_LONG_NS));
+	EXPECT_EQ(0, memcmp(cqes, canary, 4 * sizeof(cqes[0])));
+	check_all_jobs_freed(_metadata, self);
+}
+
 TEST_HARNESS_MAIN

@@ -11,20 +11,23 @@
  *   inproc  a mutex-and-condvar queue of descriptors and one of results;
  *           the submitter queues and reaps BATCH at a time, a worker
  *           takes and returns up to BATCH at a time
- *   ioctl   SUBMIT and REAP BATCH at a time; each worker FETCH, then
- *           COMPLETE_AND_FETCH, one job per call (the ABI has no batched
- *           fetch or commit)
- *   uring   the submitter queues BATCH SUBMIT SQEs (SQE128) per
- *           io_uring_enter and reaps the CQEs in bulk; each worker keeps
- *           BATCH fetches parked on its ring and commits each job with
- *           COMMIT_AND_FETCH; rings set up without COOP_TASKRUN or
+ *   ioctl   SUBMIT and REAP BATCH at a time; each worker completes
+ *           the jobs it holds and fetches up to BATCH more in one
+ *           IOPA_IOC_WORK_BATCH (at most IOPA_WORKER_MAX_JOBS)
+ *   uring   the submitter queues up to BATCH jobs with one
+ *           IOPA_URING_CMD_SUBMIT_MANY and reaps them with an
+ *           IOPA_URING_CMD_REAP (up to BATCH, at least 1), both
+ *           normal SQEs, in one io_uring_enter; each worker keeps
+ *           one IOPA_URING_CMD_WORK_BATCH on its ring, which completes
+ *           the jobs it holds and takes up to BATCH more (at most
+ *           IOPA_WORKER_MAX_JOBS); rings set up without COOP_TASKRUN or
  *           DEFER_TASKRUN
  *
  * fd=install: the worker gets a descriptor of its own for the job's file
  * and closes it (iopa installs one per job; inproc dup()s and close()s).
- * fd=borrow: the worker uses the submitter's descriptor; iopa has no
- * borrowed fds yet, so only inproc runs that way (a line for the others
- * says so).
+ * fd=borrow: the worker uses the submitter's descriptor (iopa: jobs
+ * submitted with IOPA_JOB_F_BORROW to workers created with
+ * IOPA_WORKER_F_BORROW, which get IOPA_WORK_F_BORROWED).
  *
  * Each configuration runs RUNS times, interleaved (run 1 of every
  * configuration, then run 2...); a line gives the median, a comment line
@@ -40,6 +43,10 @@
  * Figures are printed, not asserted.
  *
  *   iopa-bench-dispatch [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS]
+ *                       [-o PATH:BATCH:FD]
+ *
+ * -o runs that one configuration only, RUNS times, and prints its "# run"
+ * lines (to profile it: tools/bench/profile-dispatch.sh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,6 +77,8 @@ static const char *const fd_name[NR_FD] = { "install", "borrow" };
 static unsigned long nr_jobs = 50000;
 static unsigned int nr_workers = 2, nr_runs = 5, lat_jobs = 200;
 static int job_file;
+/* IOPA_JOB_F_BORROW in fd=borrow runs. */
+static __u32 job_flags;
 /* Jobs outstanding: WINDOW, or 1 to time each job alone (lat_us). */
 static unsigned int window = WINDOW;
 static double *lat_us, lat_t0;
@@ -127,6 +136,7 @@ static void job_desc(struct iopa_job *j, unsigned long id)
 		lat_t0 = now_s();
 	memset(j, 0, sizeof(*j));
 	j->fd = job_file;
+	j->flags = job_flags;
 	j->offset = id * 4096;
 	j->len = 4096;
 	j->user_data = id;
@@ -244,18 +254,23 @@ static void run_inproc(unsigned int batch, enum fdmode fd, struct seen *s)
 struct iopa_run {
 	int ctx, sub;
 	int wfd[MAX_WORKERS];
-	unsigned int batch;
+	unsigned int batch;	/* the submitter's */
+	unsigned int wbatch;	/* a worker's: at most IOPA_WORKER_MAX_JOBS */
 	atomic_bool stop;
 	pthread_t thr[MAX_WORKERS];
 };
 
-static void iopa_setup(struct iopa_run *r, unsigned int batch)
+static void iopa_setup(struct iopa_run *r, unsigned int batch, enum fdmode fd)
 {
 	struct iopa_submitter_create sc = { .limit = 64 };
-	struct iopa_worker_create wc = { 0 };
+	struct iopa_worker_create wc = {
+		.flags = fd == FD_BORROW ? IOPA_WORKER_F_BORROW : 0,
+	};
 	unsigned int i;
 
+	job_flags = fd == FD_BORROW ? IOPA_JOB_F_BORROW : 0;
 	r->batch = batch;
+	r->wbatch = batch < IOPA_WORKER_MAX_JOBS ? batch : IOPA_WORKER_MAX_JOBS;
 	r->ctx = open("/dev/iopa", O_RDWR | O_CLOEXEC);
 	if (r->ctx < 0)
 		die("/dev/iopa");
@@ -290,31 +305,50 @@ struct wctx {
 	int fd;
 };
 
+/* Close the fds of @work[0..n) that are the worker's own. */
+static void close_owned(const struct iopa_work *work, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!(work[i].flags & IOPA_WORK_F_BORROWED))
+			close(work[i].fd);
+}
+
+/* Fill @done with the completions of @work[0..n), result 0. */
+static void done_of(struct iopa_done *done, const struct iopa_work *work,
+		    unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&done[i], 0, sizeof(done[i]));
+		done[i].job_id = work[i].job_id;
+	}
+}
+
 static void *ioctl_worker(void *arg)
 {
 	struct wctx *wc = arg;
-	struct iopa_fetch f = { .timeout_ns = 20000000 };
-	bool have = false;
+	struct iopa_done done[IOPA_WORKER_MAX_JOBS];
+	struct iopa_work work[IOPA_WORKER_MAX_JOBS];
+	unsigned int held = 0;
 
 	while (!atomic_load(&wc->r->stop)) {
-		unsigned long cmd = have ? IOPA_IOC_COMPLETE_AND_FETCH :
-					   IOPA_IOC_FETCH;
+		struct iopa_batch b = {
+			.done = (uintptr_t)done, .nr_done = held,
+			.work = (uintptr_t)work, .nr_work = wc->r->wbatch,
+			.timeout_ns = 20000000,
+		};
+		int got = ioctl(wc->fd, IOPA_IOC_WORK_BATCH, &b);
 
-		if (have) {
-			f.done.job_id = f.work.job_id;
-			f.done.res = 0;
-		} else {
-			memset(&f.done, 0, sizeof(f.done));
-		}
-		if (ioctl(wc->fd, cmd, &f) == 0) {
-			close(f.work.fd);
-			have = true;
-			continue;
-		}
-		if (errno != ETIMEDOUT && errno != EINTR)
-			die("FETCH");
-		/* The completion (if any) took effect; fetch afresh. */
-		have = false;
+		if (got < 0 && errno != ETIMEDOUT && errno != EINTR)
+			die("WORK_BATCH");
+		if (got < 0 && b.completed != held)
+			die("WORK_BATCH completions");
+		held = got > 0 ? got : 0;
+		close_owned(work, held);
+		done_of(done, work, held);
 	}
 	return NULL;
 }
@@ -364,13 +398,13 @@ static void ioctl_submitter(struct iopa_run *r, struct seen *s)
 	}
 }
 
-static void run_ioctl(unsigned int batch, struct seen *s)
+static void run_ioctl(unsigned int batch, enum fdmode fd, struct seen *s)
 {
 	struct wctx wc[MAX_WORKERS];
 	struct iopa_run r;
 	unsigned int i;
 
-	iopa_setup(&r, batch);
+	iopa_setup(&r, batch, fd);
 	for (i = 0; i < nr_workers; i++) {
 		wc[i].r = &r;
 		wc[i].fd = r.wfd[i];
@@ -393,102 +427,135 @@ static void prep_cmd(struct io_uring_sqe *sqe, size_t sqe_size, int fd,
 	memcpy(sqe->cmd, payload, len);
 }
 
+static struct io_uring_sqe *get_sqe(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe)
+		die("io_uring_get_sqe");
+	return sqe;
+}
+
 static void *uring_worker(void *arg)
 {
 	struct wctx *wc = arg;
-	/* A worker holds at most IOPA_WORKER_MAX_JOBS, parked fetches too. */
-	unsigned int nf = wc->r->batch < IOPA_WORKER_MAX_JOBS ?
-			  wc->r->batch : IOPA_WORKER_MAX_JOBS, i;
-	struct iopa_work *work = calloc(nf, sizeof(*work));
+	struct iopa_done done[IOPA_WORKER_MAX_JOBS];
+	struct iopa_work work[IOPA_WORKER_MAX_JOBS];
+	struct iopa_batch b = {
+		.work = (uintptr_t)work, .nr_work = wc->r->wbatch,
+		.done = (uintptr_t)done,
+	};
+	struct iopa_uring_batch ub = { .batch = (uintptr_t)&b };
 	struct io_uring ring;
 
-	if (!work || io_uring_queue_init(2 * nf, &ring, 0))
+	if (io_uring_queue_init(4, &ring, 0))
 		die("worker ring");
-	for (i = 0; i < nf; i++) {
-		struct iopa_uring_fetch f = { .work = (uintptr_t)&work[i] };
-
-		prep_cmd(io_uring_get_sqe(&ring), 64, wc->fd,
-			 IOPA_URING_CMD_FETCH, &f, sizeof(f), i);
-	}
+	prep_cmd(get_sqe(&ring), 64, wc->fd, IOPA_URING_CMD_WORK_BATCH,
+		 &ub, sizeof(ub), 0);
 	io_uring_submit(&ring);
 	while (!atomic_load(&wc->r->stop)) {
 		struct __kernel_timespec ts = { .tv_nsec = 20000000 };
 		struct io_uring_cqe *cqe;
-		unsigned int head, seen = 0;
+		int got;
 
 		if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts))
 			continue;
-		io_uring_for_each_cqe(&ring, head, cqe) {
-			unsigned int k = cqe->user_data;
-
-			seen++;
-			if (cqe->res < 0)
-				continue;	/* cancelled */
-			close(work[k].fd);
-			struct iopa_uring_fetch f = {
-				.work = (uintptr_t)&work[k], .res = 0,
-			};
-			prep_cmd(io_uring_get_sqe(&ring), 64, wc->fd,
-				 IOPA_URING_CMD_COMMIT_AND_FETCH, &f, sizeof(f),
-				 k);
+		got = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		if (got < 0) {
+			fprintf(stderr, "WORK_BATCH: %s\n", strerror(-got));
+			exit(1);
 		}
-		io_uring_cq_advance(&ring, seen);
+		/* One command in flight: its arrays are ours again. */
+		close_owned(work, got);
+		done_of(done, work, got);
+		b.nr_done = got;
+		prep_cmd(get_sqe(&ring), 64, wc->fd,
+			 IOPA_URING_CMD_WORK_BATCH, &ub, sizeof(ub), 0);
 		io_uring_submit(&ring);
 	}
 	/* The ring's exit cancels what is parked. */
 	io_uring_queue_exit(&ring);
-	free(work);
 	return NULL;
 }
 
+/*
+ * The submitter: SUBMIT_MANY of up to BATCH jobs (a normal SQE) and a
+ * REAP of at least one and up to BATCH completions, both in one
+ * io_uring_enter; the REAP is kept in flight, its buffer ours again at its
+ * CQE.
+ */
 static void uring_submitter(struct iopa_run *r, struct seen *s)
 {
+	static struct iopa_job jobs[WINDOW];
+	static struct iopa_cqe cqes[WINDOW];
 	unsigned long sent = 0, done = 0;
+	bool reaping = false, submitting = false;
 	struct io_uring ring;
 
-	if (io_uring_queue_init(WINDOW, &ring, IORING_SETUP_SQE128))
+	if (io_uring_queue_init(8, &ring, 0))
 		die("submitter ring");
 	while (done < nr_jobs) {
 		struct io_uring_cqe *cqe;
-		unsigned int head, seen = 0, n = 0;
+		unsigned int head, seen = 0, n = 0, i;
 
-		while (n < r->batch && sent < nr_jobs && sent - done < window) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-			struct iopa_job j;
-
-			if (!sqe)
-				break;
-			job_desc(&j, sent);
-			prep_cmd(sqe, 128, r->sub, IOPA_URING_CMD_SUBMIT, &j,
-				 sizeof(j), sent);
-			sent++;
-			n++;
+		if (!submitting) {
+			while (n < r->batch && sent + n < nr_jobs &&
+			       sent + n - done < window) {
+				job_desc(&jobs[n], sent + n);
+				n++;
+			}
 		}
-		io_uring_submit_and_wait(&ring,
-					 sent == nr_jobs ||
-					 sent - done >= window ? 1 : 0);
+		if (n) {
+			struct iopa_uring_submit a = {
+				.jobs = (uintptr_t)jobs, .nr = n,
+			};
+
+			prep_cmd(get_sqe(&ring), 64, r->sub,
+				 IOPA_URING_CMD_SUBMIT_MANY, &a, sizeof(a), 1);
+			submitting = true;
+		}
+		if (!reaping && sent + n > done) {
+			struct iopa_uring_reap a = {
+				.cqes = (uintptr_t)cqes, .nr = r->batch, .min = 1,
+			};
+
+			prep_cmd(get_sqe(&ring), 64, r->sub, IOPA_URING_CMD_REAP,
+				 &a, sizeof(a), 2);
+			reaping = true;
+		}
+		io_uring_submit_and_wait(&ring, 1);
 		io_uring_for_each_cqe(&ring, head, cqe) {
-			if (cqe->res < 0) {
-				fprintf(stderr, "uring job: %s\n",
+			seen++;
+			if (cqe->res < 0 && cqe->res != -EAGAIN) {
+				fprintf(stderr, "uring %s: %s\n",
+					cqe->user_data == 1 ? "SUBMIT_MANY" : "REAP",
 					strerror(-cqe->res));
 				exit(1);
 			}
-			seen_mark(s, cqe->user_data);
-			seen++;
+			if (cqe->user_data == 1) {
+				submitting = false;
+				if (cqe->res > 0)
+					sent += cqe->res;
+				continue;
+			}
+			reaping = false;
+			for (i = 0; i < (unsigned int)cqe->res; i++)
+				seen_mark(s, cqes[i].user_data);
+			done += cqe->res;
 		}
 		io_uring_cq_advance(&ring, seen);
-		done += seen;
 	}
 	io_uring_queue_exit(&ring);
 }
 
-static void run_uring(unsigned int batch, struct seen *s)
+static void run_uring(unsigned int batch, enum fdmode fd, struct seen *s)
 {
 	struct wctx wc[MAX_WORKERS];
 	struct iopa_run r;
 	unsigned int i;
 
-	iopa_setup(&r, batch);
+	iopa_setup(&r, batch, fd);
 	for (i = 0; i < nr_workers; i++) {
 		wc[i].r = &r;
 		wc[i].fd = r.wfd[i];
@@ -519,10 +586,10 @@ static struct sample run_one(enum path p, unsigned int batch, enum fdmode fd)
 		run_inproc(batch, fd, &s);
 		break;
 	case P_IOCTL:
-		run_ioctl(batch, &s);
+		run_ioctl(batch, fd, &s);
 		break;
 	default:
-		run_uring(batch, &s);
+		run_uring(batch, fd, &s);
 		break;
 	}
 	out.jobs_per_s = nr_jobs / (now_s() - t0);
@@ -581,7 +648,9 @@ int main(int argc, char **argv)
 	unsigned int p, b, d, k;
 	int ctx, opt;
 
-	while ((opt = getopt(argc, argv, "n:w:r:l:")) != -1) {
+	int only_p = -1, only_b = -1, only_d = -1;
+
+	while ((opt = getopt(argc, argv, "n:w:r:l:o:")) != -1) {
 		switch (opt) {
 		case 'n':
 			nr_jobs = strtoul(optarg, NULL, 0);
@@ -595,8 +664,30 @@ int main(int argc, char **argv)
 		case 'l':
 			lat_jobs = strtoul(optarg, NULL, 0);
 			break;
+		case 'o': {
+			char pname[16], fname[16];
+			unsigned int bv, i;
+
+			if (sscanf(optarg, "%15[a-z]:%u:%15[a-z]", pname, &bv,
+				   fname) != 3)
+				only_p = -2;
+			for (i = 0; i < NR_PATHS; i++)
+				if (!strcmp(pname, path_name[i]))
+					only_p = i;
+			for (i = 0; i < NR_BATCHES; i++)
+				if (bv == batches[i])
+					only_b = i;
+			for (i = 0; i < NR_FD; i++)
+				if (!strcmp(fname, fd_name[i]))
+					only_d = i;
+			if (only_p < 0 || only_b < 0 || only_d < 0) {
+				fprintf(stderr, "-o PATH:BATCH:FD, e.g. ioctl:64:borrow\n");
+				return 2;
+			}
+			break;
+		}
 		default:
-			fprintf(stderr, "usage: %s [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS]\n",
+			fprintf(stderr, "usage: %s [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS] [-o PATH:BATCH:FD]\n",
 				argv[0]);
 			return 2;
 		}
@@ -619,15 +710,22 @@ int main(int argc, char **argv)
 	}
 	printf("# dispatch: %lu jobs of a 40-byte descriptor per run, %u workers, window %d, %u interleaved runs per configuration\n",
 	       nr_jobs, nr_workers, WINDOW, nr_runs);
-	printf("# io_uring rings: submitter IORING_SETUP_SQE128, workers no flags (no COOP_TASKRUN or DEFER_TASKRUN)\n");
-	printf("# fd=borrow: ioctl and uring need borrowed fds, which this module has not: inproc only\n");
+	printf("# io_uring rings: submitter and workers no setup flags (no SQE128, COOP_TASKRUN or DEFER_TASKRUN)\n");
 
+	if (only_p >= 0) {
+		for (k = 0; k < nr_runs; k++) {
+			struct sample r = run_one(only_p, batches[only_b], only_d);
+
+			printf("# run %u path=%s batch=%u fd=%s jobs_per_s=%.0f cpu_us_per_job=%.2f\n",
+			       k + 1, path_name[only_p], batches[only_b],
+			       fd_name[only_d], r.jobs_per_s, r.cpu_us);
+		}
+		return 0;
+	}
 	for (k = 0; k < nr_runs; k++)
 		for (b = 0; b < NR_BATCHES; b++)
 			for (d = 0; d < NR_FD; d++)
 				for (p = 0; p < NR_PATHS; p++) {
-					if (p != P_INPROC && d == FD_BORROW)
-						continue;
 					res[p][b][d][k] = run_one(p, batches[b], d);
 					printf("# run %u path=%s batch=%u fd=%s jobs_per_s=%.0f cpu_us_per_job=%.2f\n",
 					       k + 1, path_name[p], batches[b],
@@ -643,8 +741,6 @@ int main(int argc, char **argv)
 			for (p = 0; p < NR_PATHS; p++) {
 				double jps[MAX_RUNS], cpu[MAX_RUNS], lo, hi, m;
 
-				if (p != P_INPROC && d == FD_BORROW)
-					continue;
 				for (k = 0; k < nr_runs; k++) {
 					jps[k] = res[p][b][d][k].jobs_per_s;
 					cpu[k] = res[p][b][d][k].cpu_us;

@@ -334,7 +334,20 @@ static void job_desc(struct iopa_job *j)
 	j->len = below(4) ? below(1 << 16) : val();
 	j->user_data = below(64);
 	if (!below(4))
+		j->flags = IOPA_JOB_F_BORROW;
+	if (!below(4))
 		mutate(j, sizeof(*j));
+}
+
+/* Close the fds of @n fetched jobs that are ours (not lent). */
+static void close_work(struct iopa_work *w, long n)
+{
+	long i;
+
+	for (i = 0; i < n && i < 16; i++)
+		if (w[i].fd > 2 && w[i].fd < 65536 &&
+		    !(w[i].flags & IOPA_WORK_F_BORROWED))
+			close(w[i].fd);
 }
 
 /* One random ioctl; @buf is PAGE bytes, @guarded has an unmapped page after. */
@@ -347,7 +360,7 @@ static void do_ioctl(char *buf, char *guarded)
 		IOPA_IOC_GET_LIMIT, IOPA_IOC_SET_ADAPT, IOPA_IOC_GET_STATE,
 		IOPA_IOC_SET_ORDER, IOPA_IOC_FETCH, IOPA_IOC_COMPLETE,
 		IOPA_IOC_COMPLETE_AND_FETCH, IOPA_IOC_LIST_SUBMITTERS,
-		IOPA_IOC_SET_LEASE, IOPA_IOC_GET_LEASE,
+		IOPA_IOC_SET_LEASE, IOPA_IOC_GET_LEASE, IOPA_IOC_WORK_BATCH,
 	};
 	unsigned long cmd, max;
 	void *argp;
@@ -376,9 +389,45 @@ static void do_ioctl(char *buf, char *guarded)
 		fd = get_fd(below(8) ? K_CTX : K_NONE);
 		break;
 	}
-	case IOPA_IOC_WORKER_CREATE:
+	case IOPA_IOC_WORKER_CREATE: {
+		struct iopa_worker_create *a = (void *)buf;
+
+		a->flags = below(2) ? IOPA_WORKER_F_BORROW : 0;
+		if (!below(8))
+			mutate(a, sizeof(*a));
 		fd = get_fd(below(8) ? K_CTX : K_NONE);
 		break;
+	}
+	case IOPA_IOC_WORK_BATCH: {
+		struct iopa_batch *a = (void *)buf;
+		struct iopa_done *d = (void *)(buf + 64);
+		unsigned int i, n = below(9);
+		uint64_t work;
+
+		for (i = 0; i < n; i++) {
+			d[i].job_id = below(4) ? below(256) : val();
+			d[i].res = val();
+			if (!below(16))
+				mutate(&d[i], sizeof(d[i]));
+		}
+		a->done = (uintptr_t)arg_ptr(d, n * sizeof(*d), guarded);
+		a->nr_done = below(8) ? n : val();
+		/* the kernel writes jobs here: one of arg_ptr()'s only */
+		work = (uintptr_t)arg_ptr(buf + PAGE, 16 * sizeof(struct iopa_work),
+					  guarded);
+		a->work = work;
+		a->nr_work = below(8) ? below(17) : val();
+		a->flags = below(2) ? IOPA_FETCH_F_NONBLOCK : 0;
+		a->timeout_ns = below(3000000);
+		if (!below(8)) {
+			mutate(a, sizeof(*a));
+			a->work = work;
+			if (a->nr_work > 16 && a->nr_work <= IOPA_WORKER_MAX_JOBS)
+				a->nr_work = 16;
+		}
+		fd = get_fd(below(8) ? K_WRK : K_NONE);
+		break;
+	}
 	case IOPA_IOC_SUBMIT: {
 		struct iopa_submit *a = (void *)buf;
 		struct iopa_job *jobs = (void *)(buf + 64);
@@ -505,6 +554,9 @@ static void do_ioctl(char *buf, char *guarded)
 	case IOPA_IOC_GET_LIMIT:
 		max = IOPA_LIMIT_MAX;
 		break;
+	case IOPA_IOC_WORK_BATCH:
+		max = IOPA_WORKER_MAX_JOBS;
+		break;
 	default:
 		max = 0;
 	}
@@ -518,9 +570,12 @@ static void do_ioctl(char *buf, char *guarded)
 					cmd == IOPA_IOC_COMPLETE_AND_FETCH)) {
 		struct iopa_fetch *f = (void *)buf;
 
-		if (f->work.fd > 2)
+		if (f->work.fd > 2 && !(f->work.flags & IOPA_WORK_F_BORROWED))
 			close(f->work.fd);
 	}
+	if (r > 0 && argp == buf && cmd == IOPA_IOC_WORK_BATCH &&
+	    ((struct iopa_batch *)buf)->work == (uintptr_t)(buf + PAGE))
+		close_work((struct iopa_work *)(buf + PAGE), r);
 }
 
 /* ---- io_uring --------------------------------------------------------------- */
@@ -529,6 +584,13 @@ struct ring {
 	struct io_uring r;
 	bool up;
 	struct iopa_work work[8];
+	/* WORK_BATCH: the kernel writes the jobs until the CQE */
+	struct iopa_batch batch;
+	struct iopa_done done[8];
+	struct iopa_work bwork[16];
+	/* SUBMIT_MANY reads these at issue; REAP writes cqes until its CQE */
+	struct iopa_job jobs[8];
+	struct iopa_cqe cqes[16];
 };
 
 static void ring_setup(struct ring *rg)
@@ -540,7 +602,8 @@ static void do_uring(struct ring *rg, char *buf, char *guarded)
 {
 	static const unsigned int ops[] = {
 		IOPA_URING_CMD_SUBMIT, IOPA_URING_CMD_FETCH,
-		IOPA_URING_CMD_COMMIT_AND_FETCH,
+		IOPA_URING_CMD_COMMIT_AND_FETCH, IOPA_URING_CMD_WORK_BATCH,
+		IOPA_URING_CMD_SUBMIT_MANY, IOPA_URING_CMD_REAP,
 	};
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
@@ -564,11 +627,51 @@ static void do_uring(struct ring *rg, char *buf, char *guarded)
 			break;
 		memset(sqe, 0, 128);
 		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->cmd_op = below(16) ? ops[below(3)] : (unsigned int)rnd();
+		sqe->cmd_op = below(16) ? ops[below(6)] : (unsigned int)rnd();
 		sqe->user_data = rnd();
 		if (sqe->cmd_op == IOPA_URING_CMD_SUBMIT) {
 			job_desc((struct iopa_job *)sqe->cmd);
 			sqe->fd = get_fd(below(8) ? K_SUB : K_NONE);
+		} else if (sqe->cmd_op == IOPA_URING_CMD_SUBMIT_MANY) {
+			struct iopa_uring_submit *a = (void *)sqe->cmd;
+			unsigned int k, nj = 1 + below(8);
+
+			for (k = 0; k < nj; k++)
+				job_desc(&rg->jobs[k]);
+			a->jobs = (uintptr_t)arg_ptr(rg->jobs, nj * sizeof(rg->jobs[0]),
+						     guarded);
+			a->nr = below(8) ? nj : val();
+			a->flags = below(8) ? 0 : val();
+			sqe->fd = get_fd(below(8) ? K_SUB : K_NONE);
+		} else if (sqe->cmd_op == IOPA_URING_CMD_REAP) {
+			struct iopa_uring_reap *a = (void *)sqe->cmd;
+
+			a->nr = below(8) ? 1 + below(16) : val();
+			a->min = below(8) ? 1 + below(a->nr < 16 ? a->nr : 16) : val();
+			sqe->fd = get_fd(below(8) ? K_SUB : K_NONE);
+		} else if (sqe->cmd_op == IOPA_URING_CMD_WORK_BATCH) {
+			struct iopa_uring_batch *ub = (void *)sqe->cmd;
+			struct iopa_batch *b = &rg->batch;
+			unsigned int k;
+
+			memset(b, 0, sizeof(*b));
+			for (k = 0; k < 8; k++) {
+				rg->done[k].job_id = below(4) ? below(256) : val();
+				rg->done[k].res = val();
+			}
+			b->done = (uintptr_t)rg->done;
+			b->nr_done = below(8) ? below(9) : val();
+			b->work = (uintptr_t)rg->bwork;
+			b->nr_work = below(8) ? below(17) : val();
+			if (b->nr_work > 16 && b->nr_work <= IOPA_WORKER_MAX_JOBS)
+				b->nr_work = 16;
+			b->flags = below(4) ? 0 : IOPA_FETCH_F_NONBLOCK;
+			b->timeout_ns = below(8) ? 0 : val();
+			ub->batch = (uintptr_t)(below(8) ? (void *)b :
+						arg_ptr(b, sizeof(*b), guarded));
+			if (!below(16))
+				ub->flags = val();
+			sqe->fd = get_fd(below(8) ? K_WRK : K_NONE);
 		} else {
 			struct iopa_uring_fetch *f = (void *)sqe->cmd;
 			struct iopa_work *w = &rg->work[below(8)];
@@ -584,7 +687,18 @@ static void do_uring(struct ring *rg, char *buf, char *guarded)
 		sqe->opcode = IORING_OP_URING_CMD;
 		/* the kernel writes a work item through this pointer: keep
 		 * it one of arg_ptr()'s, never a bit-flipped one */
-		if (sqe->cmd_op != IOPA_URING_CMD_SUBMIT)
+		if (sqe->cmd_op == IOPA_URING_CMD_WORK_BATCH)
+			((struct iopa_uring_batch *)sqe->cmd)->batch =
+				(uintptr_t)&rg->batch;
+		/* the kernel writes completions here until the CQE */
+		if (sqe->cmd_op == IOPA_URING_CMD_REAP) {
+			struct iopa_uring_reap *a = (void *)sqe->cmd;
+
+			a->cqes = (uintptr_t)rg->cqes;
+			if (a->nr > 16 && a->nr <= IOPA_BATCH_MAX)
+				a->nr = 16;
+		}
+		else if (sqe->cmd_op != IOPA_URING_CMD_SUBMIT)
 			((struct iopa_uring_fetch *)sqe->cmd)->work =
 				(uintptr_t)arg_ptr(&rg->work[below(8)],
 						   sizeof(struct iopa_work), guarded);
@@ -595,11 +709,17 @@ static void do_uring(struct ring *rg, char *buf, char *guarded)
 		/* a completed fetch installed an fd in our table: close it */
 		if (cqe->res == 0) {
 			for (i = 0; i < 8; i++) {
-				if (rg->work[i].fd > 2 && rg->work[i].fd < 65536) {
+				if (rg->work[i].fd > 2 && rg->work[i].fd < 65536 &&
+				    !(rg->work[i].flags & IOPA_WORK_F_BORROWED)) {
 					close(rg->work[i].fd);
 					rg->work[i].fd = -1;
 				}
 			}
+		}
+		if (cqe->res > 0 && cqe->res <= 16) {
+			close_work(rg->bwork, cqe->res);
+			for (i = 0; i < 16; i++)
+				rg->bwork[i].fd = -1;
 		}
 		io_uring_cqe_seen(&rg->r, cqe);
 	}

@@ -359,7 +359,7 @@ static void test_names(void)
 	static const char *const pol[] = { NULL, "iopa", "hillclimb", "bracket", NULL };
 	static const char *const feat[] = { "ioctl", "poll", "adaptive", "uring_cmd",
 					    "order", "list", "bracket", "times", "share",
-					    "lease",
+					    "lease", "borrow", "batch", "uring_batch",
 					    NULL };
 	int bad = 0;
 	unsigned int i;
@@ -383,7 +383,7 @@ static void test_names(void)
 	   ctl_policy_index("Bracket") < 0,
 	   "policy names: 1 iopa, 2 hillclimb, 3 bracket (IOPA_POLICY_MAX), none beyond");
 	bad = 0;
-	for (i = 0; i < 11; i++) {
+	for (i = 0; i < 14; i++) {
 		const char *n = ctl_feature_name(i);
 
 		if (!n != !feat[i] || (n && strcmp(n, feat[i]))) {
@@ -392,8 +392,10 @@ static void test_names(void)
 		}
 	}
 	ok(!bad && IOPA_FEAT_BRACKET == 1ULL << 6 && IOPA_FEAT_TIMES == 1ULL << 7 &&
-	   IOPA_FEAT_SHARE == 1ULL << 8 && IOPA_FEAT_LEASE == 1ULL << 9,
-	   "feature names: bit 6 bracket, bit 7 times, bit 8 share, bit 9 lease, none beyond");
+	   IOPA_FEAT_SHARE == 1ULL << 8 && IOPA_FEAT_LEASE == 1ULL << 9 &&
+	   IOPA_FEAT_BORROW == 1ULL << 10 && IOPA_FEAT_BATCH == 1ULL << 11 &&
+	   IOPA_FEAT_URING_BATCH == 1ULL << 12,
+	   "feature names: bit 6 bracket ... 10 borrow, 11 batch, 12 uring_batch, none beyond");
 	ok(strstr(ctl_usage_text, "default_policy iopa|hillclimb|bracket\n") != NULL,
 	   "--help lists the three policies");
 }

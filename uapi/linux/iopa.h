@@ -69,6 +69,21 @@
 #define IOPA_FEAT_SHARE		_BITULL(8)
 /* Job leases: IOPA_IOC_SET_LEASE, _GET_LEASE, IOPA_CQE_F_LEASE_EXPIRED. */
 #define IOPA_FEAT_LEASE		_BITULL(9)
+/*
+ * Borrowed fds: IOPA_JOB_F_BORROW, IOPA_WORKER_F_BORROW,
+ * IOPA_WORK_F_BORROWED.
+ */
+#define IOPA_FEAT_BORROW	_BITULL(10)
+/*
+ * The batched worker protocol: IOPA_IOC_WORK_BATCH and
+ * IOPA_URING_CMD_WORK_BATCH (struct iopa_batch).
+ */
+#define IOPA_FEAT_BATCH		_BITULL(11)
+/*
+ * Batched io_uring submission and reaping: IOPA_URING_CMD_SUBMIT_MANY
+ * and IOPA_URING_CMD_REAP.
+ */
+#define IOPA_FEAT_URING_BATCH	_BITULL(12)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -106,9 +121,18 @@ struct iopa_submitter_create {
 	__u64	reserved[3];
 };
 
+/* Worker flags (struct iopa_worker_create.flags). */
+/*
+ * The worker takes borrowed fds (IOPA_FEAT_BORROW): a job submitted with
+ * IOPA_JOB_F_BORROW may come with the submitter's own fd
+ * (IOPA_WORK_F_BORROWED), which the worker uses and does not close.
+ */
+#define IOPA_WORKER_F_BORROW	0x1U
+#define IOPA_WORKER_F_MASK	(IOPA_WORKER_F_BORROW)
+
 /**
  * struct iopa_worker_create - argument of IOPA_IOC_WORKER_CREATE
- * @flags: zero (no flags are defined yet)
+ * @flags: IOPA_WORKER_F_*
  * @reserved0: zero
  * @reserved: zero
  */
@@ -121,7 +145,17 @@ struct iopa_worker_create {
 /* Job flags (struct iopa_job.flags). */
 /* If the worker holding the job dies, complete it with -ECANCELED. */
 #define IOPA_JOB_F_NO_REQUEUE	0x1U
-#define IOPA_JOB_F_MASK		(IOPA_JOB_F_NO_REQUEUE)
+/*
+ * Lend @fd (IOPA_FEAT_BORROW): the submitter keeps it open, naming the
+ * job's file, until the job's completion is reaped (or its CQE comes).
+ * A worker created with IOPA_WORKER_F_BORROW in whose file table, when
+ * it is handed the job, @fd names that same file (a thread of the
+ * submitting process, say) is given @fd itself, with
+ * IOPA_WORK_F_BORROWED, instead of a new fd; any other worker gets a
+ * new fd as usual.
+ */
+#define IOPA_JOB_F_BORROW	0x2U
+#define IOPA_JOB_F_MASK		(IOPA_JOB_F_NO_REQUEUE | IOPA_JOB_F_BORROW)
 
 /**
  * struct iopa_job - one job, as submitted
@@ -493,6 +527,11 @@ struct iopa_lease {
  * its lease ended: IOPA_FEAT_LEASE).
  */
 #define IOPA_WORK_F_REQUEUED	0x1U
+/*
+ * @fd is the submitter's, lent with IOPA_JOB_F_BORROW: the worker uses
+ * it while it holds the job, and does not close it (IOPA_FEAT_BORROW).
+ */
+#define IOPA_WORK_F_BORROWED	0x2U
 
 /**
  * struct iopa_work - a job, as fetched by a worker
@@ -504,7 +543,8 @@ struct iopa_lease {
  * @offset: byte range start
  * @len: byte range length
  * @fd: a new O_CLOEXEC fd, in the fetching process, for the job's file;
- *	the worker owns it and closes it
+ *	the worker owns it and closes it.  With IOPA_WORK_F_BORROWED, the
+ *	submitter's fd for it instead, which the worker must not close
  * @flags: IOPA_WORK_F_*
  */
 struct iopa_work {
@@ -538,6 +578,50 @@ struct iopa_fetch {
 	__u32	reserved0;
 	struct iopa_done done;
 	struct iopa_work work;
+	__u64	reserved[2];
+};
+
+/**
+ * struct iopa_batch - argument of IOPA_IOC_WORK_BATCH, and the buffer
+ *	IOPA_URING_CMD_WORK_BATCH points at (IOPA_FEAT_BATCH)
+ * @done: user pointer to @nr_done struct iopa_done: jobs this worker
+ *	holds, completed first, in order
+ * @work: user pointer to room for @nr_work struct iopa_work: then up to
+ *	@nr_work jobs are fetched into it, the first ones of the array
+ * @timeout_ns: as in struct iopa_fetch (IOPA_URING_CMD_WORK_BATCH: zero)
+ * @nr_done: 0..IOPA_WORKER_MAX_JOBS
+ * @nr_work: 0..IOPA_WORKER_MAX_JOBS; 0 completes only, and never waits
+ *	(@nr_done and @nr_work are not both 0)
+ * @flags: IOPA_FETCH_F_*
+ * @completed: out: how many of the completions took effect, the first
+ *	ones of @done.  A completion that fails stops the command, which
+ *	returns its errno: it is done[@completed].  A command whose
+ *	completions all took effect (not none) succeeds: if its fetch part
+ *	fails, it returns 0 jobs
+ * @reserved: zero
+ *
+ * One call completes a worker's jobs and fetches the next ones: it waits
+ * (unless IOPA_FETCH_F_NONBLOCK) until at least one job can be
+ * dispatched, then takes as many as are dispatchable at once, up to
+ * @nr_work and as many as the worker may still hold
+ * (IOPA_WORKER_MAX_JOBS, its parked io_uring fetches counted).  Each job
+ * taken counts against its submitter's limit as it is taken, so a batch
+ * never runs more of a submitter's jobs than its limit allows.
+ *
+ * Returns the number of jobs fetched (0 if @nr_work is 0, or if the fetch
+ * part failed after completions), or a negative errno with nothing
+ * fetched.  The jobs and completions are those of
+ * IOPA_IOC_FETCH and IOPA_IOC_COMPLETE, each: fds installed (or borrowed)
+ * and the exactly-once rules of a worker's death, for every job held.
+ */
+struct iopa_batch {
+	__u64	done;
+	__u64	work;
+	__u64	timeout_ns;
+	__u32	nr_done;
+	__u32	nr_work;
+	__u32	flags;
+	__u32	completed;
 	__u64	reserved[2];
 };
 
@@ -660,6 +744,51 @@ struct iopa_uring_fetch {
 	__u32	flags;
 };
 
+/**
+ * struct iopa_uring_batch - command payload of IOPA_URING_CMD_WORK_BATCH
+ * (16 bytes: fits a normal SQE)
+ * @batch: user pointer to a struct iopa_batch, read (and its completed
+ *	written) when the command is issued; its work array must stay valid
+ *	until the CQE arrives
+ * @flags: zero (no flags are defined yet)
+ * @reserved: zero
+ */
+struct iopa_uring_batch {
+	__u64	batch;
+	__u32	flags;
+	__u32	reserved;
+};
+
+/**
+ * struct iopa_uring_submit - command payload of IOPA_URING_CMD_SUBMIT_MANY
+ * (16 bytes: fits a normal SQE)
+ * @jobs: user pointer to an array of @nr struct iopa_job, read when the
+ *	command is issued
+ * @nr: 1..IOPA_BATCH_MAX
+ * @flags: zero (no flags are defined yet)
+ */
+struct iopa_uring_submit {
+	__u64	jobs;
+	__u32	nr;
+	__u32	flags;
+};
+
+/**
+ * struct iopa_uring_reap - command payload of IOPA_URING_CMD_REAP
+ * (16 bytes: fits a normal SQE)
+ * @cqes: user pointer to room for @nr struct iopa_cqe; it must stay valid
+ *	until the CQE arrives
+ * @nr: 1..IOPA_BATCH_MAX
+ * @min: 1..@nr: complete once this many completions can be reaped (or
+ *	fewer, at least one, once none of the submitter's jobs is pending
+ *	or running)
+ */
+struct iopa_uring_reap {
+	__u64	cqes;
+	__u32	nr;
+	__u32	min;
+};
+
 /*
  * io_uring commands (IORING_OP_URING_CMD, sqe->cmd_op).  They share the
  * ioctls' semantics and errors; the CQE's res carries the result.
@@ -676,12 +805,36 @@ struct iopa_uring_fetch {
  * is dispatched to the worker and written to the work buffer, or with a
  * negative errno.  A fetch whose ring or task goes away completes with
  * -ECANCELED and holds no job.
+ *
+ * IOPA_URING_CMD_WORK_BATCH, on a worker fd, with struct
+ * iopa_uring_batch (IOPA_FEAT_BATCH): IOPA_IOC_WORK_BATCH.  The
+ * completions take effect (and @completed is written) when it is
+ * issued; the CQE arrives when jobs are fetched, res their number, or
+ * with a negative errno.  While it waits for jobs it holds a place for
+ * @nr_work of them (IOPA_WORKER_MAX_JOBS).
+ *
+ * IOPA_URING_CMD_SUBMIT_MANY, on a submitter fd, with struct
+ * iopa_uring_submit (IOPA_FEAT_URING_BATCH; a normal SQE): IOPA_IOC_SUBMIT
+ * of @nr jobs, without IOPA_SUBMIT_F_WAIT; the CQE's res is the number
+ * accepted, or a negative errno.  The jobs' completions are queued for
+ * reaping, as an ioctl SUBMIT's, not posted one CQE each.
+ *
+ * IOPA_URING_CMD_REAP, on a submitter fd, with struct iopa_uring_reap
+ * (IOPA_FEAT_URING_BATCH): waits until @min completions can be reaped,
+ * then copies up to @nr of them to @cqes, as IOPA_IOC_REAP; the CQE's res
+ * is how many.  Completions of IOPA_URING_CMD_SUBMIT jobs never show here.
  */
 #define IOPA_URING_CMD_SUBMIT	_IOW(IOPA_IOC_MAGIC, 0x30, struct iopa_job)
 #define IOPA_URING_CMD_FETCH \
 	_IOWR(IOPA_IOC_MAGIC, 0x31, struct iopa_uring_fetch)
 #define IOPA_URING_CMD_COMMIT_AND_FETCH \
 	_IOWR(IOPA_IOC_MAGIC, 0x32, struct iopa_uring_fetch)
+#define IOPA_URING_CMD_WORK_BATCH \
+	_IOWR(IOPA_IOC_MAGIC, 0x33, struct iopa_uring_batch)
+#define IOPA_URING_CMD_SUBMIT_MANY \
+	_IOW(IOPA_IOC_MAGIC, 0x34, struct iopa_uring_submit)
+#define IOPA_URING_CMD_REAP \
+	_IOWR(IOPA_IOC_MAGIC, 0x35, struct iopa_uring_reap)
 
 /* Any iopa fd. */
 #define IOPA_IOC_GET_FEATURES	_IOR(IOPA_IOC_MAGIC, 0x00, struct iopa_features)
@@ -712,5 +865,6 @@ struct iopa_uring_fetch {
 #define IOPA_IOC_COMPLETE	_IOW(IOPA_IOC_MAGIC, 0x21, struct iopa_done)
 #define IOPA_IOC_COMPLETE_AND_FETCH \
 	_IOWR(IOPA_IOC_MAGIC, 0x22, struct iopa_fetch)
+#define IOPA_IOC_WORK_BATCH	_IOWR(IOPA_IOC_MAGIC, 0x23, struct iopa_batch)
 
 #endif /* _UAPI_LINUX_IOPA_H */
