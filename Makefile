@@ -132,7 +132,7 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 
 .PHONY: all module tools selftests install install-dkms uninstall version \
 	check demo bench bench-dispatch bench-files bench-quick check-debug \
-	fuzz stress sim sim-test clean distclean deps ksft
+	profile-dispatch fuzz stress sim sim-test clean distclean deps ksft
 
 all: module tools
 
@@ -316,6 +316,26 @@ bench-dispatch:
 	$(GUEST)/deps.sh build guest
 	$(MAKE) -C $(TOP)/tools/bench
 	$(call run_dispatch,$(BENCH_LOGS),5,50000)
+
+# Where one dispatch configuration spends its time (issue 14): perf
+# samples every vCPU in the guest (tools/bench/profile-dispatch.sh).
+# PROFILE=path:batch:fd (default ioctl:64:borrow), PROFILE_JOBS.
+PROFILE ?= ioctl:64:borrow
+PROFILE_JOBS ?= 200000
+profile-dispatch:
+	$(GUEST)/deps.sh build guest profile
+	$(MAKE) -C $(TOP)/tools/bench
+	mkdir -p $(BENCH_LOGS)
+	printf '#!/bin/sh\nexport PROFILE=%s JOBS=%s\nexec sh /iopa/tools/bench/profile-dispatch.sh\n' \
+		$(PROFILE) $(PROFILE_JOBS) >$(BENCH_LOGS)/guest-profile.sh
+	ko=$$($(GUEST)/build-module.sh 6.12) && cd $(TOP) && \
+	GUEST_BINS="/usr/bin/fio /usr/sbin/mke2fs /usr/bin/udevadm /usr/bin/perf" \
+	$(GUEST)/run-guest.sh --series 6.12 --ko "$$ko" --timeout 900 \
+		--log $(BENCH_LOGS)/profile.log $(BENCH_LOGS)/guest-profile.sh \
+		tools/bench/profile-dispatch.sh tools/bench/iopa-bench-dispatch \
+		>/dev/null
+	sed -n '/^# profile/,/^IOPA-GUEST-EXIT/p' $(BENCH_LOGS)/profile.log | \
+		grep -v '^IOPA-GUEST-EXIT'
 
 bench-files:
 	$(GUEST)/deps.sh build guest bench

@@ -4,7 +4,7 @@
 # Install the Debian packages a build/check step needs, only if missing.
 #
 #   tools/guest/deps.sh [--no-install] [GROUP...]
-#                                      GROUP: build guest check bench debug pkg
+#                                      GROUP: build guest check bench debug pkg profile
 #                                      all (default all)
 #
 #   build  compile the module against Debian headers, the selftests, the tools
@@ -13,6 +13,7 @@
 #   bench  tools/bench/report.py: python3 and matplotlib for the plots
 #   debug  build a kernel from linux-source-6.12 (build-debug-kernel.sh)
 #   pkg    tools/check/dkms.sh: dkms add/build in a scratch DKMS tree
+#   profile  linux-perf: perf carried into the guest (make profile-dispatch)
 #
 # Quiet and fast (one dpkg-query) when nothing is missing.  When something is
 # missing and we are not root (or there is no apt-get), or with --no-install
@@ -34,6 +35,7 @@ pkgs_check="perl python3 python3-docutils g++ groff-base man-db"
 pkgs_bench="python3 python3-matplotlib"
 pkgs_debug="flex bison bc libelf-dev libssl-dev dpkg-dev xz-utils"
 pkgs_pkg="dkms kmod"
+pkgs_profile="linux-perf"
 
 [ $# -gt 0 ] || set -- all
 want=""
@@ -45,6 +47,7 @@ for g in "$@"; do
 	bench) want="$want $pkgs_bench" ;;
 	debug) want="$want $pkgs_debug" ;;
 	pkg) want="$want $pkgs_pkg" ;;
+	profile) want="$want $pkgs_profile" ;;
 	all) want="$want $pkgs_build $pkgs_guest $pkgs_check $pkgs_bench" ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
