@@ -38,6 +38,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
@@ -448,18 +449,29 @@ struct iopa_park_ops {
 };
 
 /**
- * struct iopa_totals - module-wide counters, shown in sysfs
+ * struct iopa_pcpu_totals - module-wide job counters, one per CPU, summed
+ *	by the sysfs reader (iopa_totals_stat(), iopa_totals_nr()): a job's
+ *	every step would otherwise write a cache line all CPUs share
  * @stat: events since load
- * @nr: jobs per counted state
+ * @nr: jobs per counted state (one CPU's increments and decrements: the
+ *	sum is the gauge)
+ */
+struct iopa_pcpu_totals {
+	s64			stat[IOPA_NR_STATS];
+	long			nr[IOPA_JOB_NR_COUNTED];
+};
+
+/**
+ * struct iopa_totals - module-wide counters, shown in sysfs
  * @jobs: jobs charged against max_total_jobs: job objects allocated and
  *	not yet freed, and room reserved by SUBMITs building their jobs
  * @contexts: live contexts
  * @submitters: live submitter objects (open, or closed with running jobs)
  * @workers: live workers
+ *
+ * The job counters are per CPU: struct iopa_pcpu_totals.
  */
 struct iopa_totals {
-	atomic64_t		stat[IOPA_NR_STATS];
-	atomic_long_t		nr[IOPA_JOB_NR_COUNTED];
 	atomic_long_t		jobs;
 	atomic_long_t		contexts;
 	atomic_long_t		submitters;
@@ -566,6 +578,7 @@ static inline int iopa_receive_fd(struct file *file, int __user *ufd)
 #endif
 
 extern struct iopa_totals iopa_totals;
+DECLARE_PER_CPU(struct iopa_pcpu_totals, iopa_pcpu_totals);
 extern struct iopa_tunables iopa_tunables;
 extern const struct attribute_group *iopa_attr_groups[];
 extern struct list_head iopa_ctx_list;
@@ -581,6 +594,8 @@ struct iopa_group;
  */
 
 /* params.c */
+s64 iopa_totals_stat(enum iopa_stat s);
+long iopa_totals_nr(enum iopa_job_state state);
 void iopa_params_init(void);
 void iopa_params_get(struct iopa_ctl_params *p);
 u32 iopa_param_read(enum iopa_param i);
@@ -615,7 +630,7 @@ void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
 
 /* measure.c */
 u64 iopa_measure_cpu_idle_us(void);
-void iopa_measure_job_started(struct iopa_kjob *job);
+void iopa_measure_job_started(struct iopa_kjob *job, u64 now);
 u64 iopa_measure_job_done(struct iopa_kjob *job, u64 now_ns, u64 *svc_us);
 
 /* group.c */
@@ -633,7 +648,7 @@ void iopa_limit_init(struct iopa_submitter *sub, u32 fixed_limit);
 void iopa_limit_start(struct iopa_submitter *sub);
 void iopa_limit_stop(struct iopa_submitter *sub);
 void iopa_limit_wake(struct iopa_submitter *sub);
-void iopa_limit_job_done(struct iopa_kjob *job);
+void iopa_limit_job_done(struct iopa_kjob *job, u64 now_ns);
 void iopa_limit_note_file(struct iopa_submitter *sub,
 			  const struct file *file);
 long iopa_limit_ioctl(struct iopa_submitter *sub, unsigned int cmd,
@@ -641,7 +656,7 @@ long iopa_limit_ioctl(struct iopa_submitter *sub, unsigned int cmd,
 
 /* queue.c */
 void iopa_job_free_list(struct list_head *gc);
-struct iopa_kjob *iopa_dispatch(struct iopa_worker *w);
+struct iopa_kjob *iopa_dispatch(struct iopa_worker *w, u64 now);
 int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait);
 int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		  struct list_head *batch, struct iopa_kjob **jobp);
@@ -664,8 +679,9 @@ __poll_t iopa_sub_poll(struct iopa_submitter *sub, struct file *file,
 		       poll_table *wait);
 int iopa_sub_create(struct iopa_ctx *ctx, u32 limit);
 void iopa_sub_close(struct iopa_submitter *sub);
-int iopa_worker_complete_locked(struct iopa_worker *w,
-				const struct iopa_done *done, struct list_head *gc);
+u32 iopa_worker_complete_locked(struct iopa_worker *w,
+				const struct iopa_done *done, u32 n,
+				struct list_head *gc, int *err);
 int iopa_worker_complete(struct iopa_worker *w, const struct iopa_done *done);
 int iopa_batch_load(const struct iopa_batch *arg, struct iopa_done **done);
 long iopa_batch_result(long ret, u32 completed, u32 nr_done);

@@ -38,18 +38,19 @@
 /**
  * iopa_limit_job_done() - a worker completed @job
  * @job: the job, still RUNNING
+ * @now_ns: ktime_get_ns(), read once for a batch of completions
  *
  * Charges its cost to its submitter's cycle (and its device group's),
  * and ends the cycle now if it holds enough evidence.
  *
  * Context: ctx->lock held.
  */
-void iopa_limit_job_done(struct iopa_kjob *job)
+void iopa_limit_job_done(struct iopa_kjob *job, u64 now_ns)
 	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
 	struct iopa_adapt_cycle *cyc = &sub->cyc;
-	u64 now_ns = ktime_get_ns(), svc, bytes;
+	u64 svc, bytes;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	bytes = iopa_measure_job_done(job, now_ns, &svc);

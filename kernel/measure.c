@@ -69,21 +69,20 @@ u64 iopa_measure_cpu_idle_us(void)
 /**
  * iopa_measure_job_started() - a worker thread took @job
  * @job: the job, just dispatched to the current task
+ * @now: ktime_get_ns(), read once for a batch of jobs
  *
  * Context: ctx->lock held, in the fetching worker thread.
  */
-void iopa_measure_job_started(struct iopa_kjob *job)
+void iopa_measure_job_started(struct iopa_kjob *job, u64 now)
 	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
-	u64 now;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	job->io_task = current;
 	job->io_mark = iopa_task_io_bytes(current);
 	if (job->fetch_ns)
 		return;		/* the same fetch, handed over */
-	now = ktime_get_ns();
 	job->fetch_ns = now;
 	if (now > job->submit_ns)
 		sub->cyc.wait_us += div_u64(now - job->submit_ns, NSEC_PER_USEC);

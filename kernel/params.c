@@ -13,6 +13,39 @@
 #include "iopa.h"
 
 struct iopa_totals iopa_totals;
+DEFINE_PER_CPU(struct iopa_pcpu_totals, iopa_pcpu_totals);
+
+/**
+ * iopa_totals_stat() - a module-wide event counter
+ * @s: which
+ *
+ * Return: the sum over CPUs (a moment's, not a snapshot of all).
+ */
+s64 iopa_totals_stat(enum iopa_stat s)
+{
+	s64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(iopa_pcpu_totals.stat[s], cpu);
+	return sum;
+}
+
+/**
+ * iopa_totals_nr() - how many jobs of the module are in @state
+ * @state: a counted state
+ *
+ * Return: the sum over CPUs.
+ */
+long iopa_totals_nr(enum iopa_job_state state)
+{
+	long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(iopa_pcpu_totals.nr[state], cpu);
+	return sum;
+}
 
 /*
  * The queue's bounds, each with why it is what it is.  A job object is

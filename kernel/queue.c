@@ -59,7 +59,7 @@ static void iopa_stat_add(struct iopa_submitter *sub, enum iopa_stat s,
 {
 	sub->stat[s] += delta;
 	sub->ctx->stat[s] += delta;
-	atomic64_add(delta, &iopa_totals.stat[s]);
+	this_cpu_add(iopa_pcpu_totals.stat[s], delta);
 }
 
 /* Move @job to state @to, keeping the per-state gauges right. */
@@ -76,18 +76,31 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 	if (job->state < IOPA_JOB_NR_COUNTED) {
 		sub->nr[job->state]--;
 		sub->ctx->nr[job->state]--;
-		atomic_long_dec(&iopa_totals.nr[job->state]);
+		this_cpu_dec(iopa_pcpu_totals.nr[job->state]);
 	}
 	if (to < IOPA_JOB_NR_COUNTED) {
 		sub->nr[to]++;
 		sub->ctx->nr[to]++;
-		atomic_long_inc(&iopa_totals.nr[to]);
+		this_cpu_inc(iopa_pcpu_totals.nr[to]);
 	}
 	job->state = to;
 	if (to == IOPA_JOB_PENDING)
 		iopa_order_pending(job);
 	else if (to == IOPA_JOB_RUNNING)
 		list_add_tail(&job->run_node, &sub->running);
+}
+
+/*
+ * Wake @sub's reapers, room waiters and pollers, if any: most job ends
+ * have none, and wake_up() takes the waitqueue's lock each time.  The
+ * change they wait for is made before (under ctx->lock); the barrier of
+ * wq_has_sleeper() pairs with the one in prepare_to_wait() and
+ * poll_wait(), so a waiter that queued itself after the check sees it.
+ */
+static void iopa_sub_wake(struct iopa_submitter *sub)
+{
+	if (wq_has_sleeper(&sub->wq))
+		wake_up(&sub->wq);
 }
 
 /* ---- lifetimes -------------------------------------------------------- */
@@ -201,7 +214,6 @@ static void iopa_job_free(struct iopa_kjob *job)
 		iopa_job_put_file(job);
 	iopa_sub_put(job->sub);
 	kmem_cache_free(iopa_job_cache, job);
-	iopa_total_uncharge(1);
 }
 
 /**
@@ -214,12 +226,17 @@ static void iopa_job_free(struct iopa_kjob *job)
 void iopa_job_free_list(struct list_head *gc)
 {
 	struct iopa_kjob *job, *tmp;
+	u32 n = 0;
 
 	list_for_each_entry_safe(job, tmp, gc, node) {
 		list_del(&job->node);
 		iopa_job_free(job);
+		n++;
 		cond_resched();
 	}
+	/* Once for the list: the count is shared by every CPU. */
+	if (n)
+		iopa_total_uncharge(n);
 }
 
 /* ---- dispatch --------------------------------------------------------- */
@@ -240,6 +257,7 @@ static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
 /**
  * iopa_dispatch() - hand the next job to @w
  * @w: the worker
+ * @now: ktime_get_ns(), read once for a batch of jobs
  *
  * Round-robin over the context's runnable submitters; within each, FIFO
  * or the sweep of IOPA_ORDER_SORTED (order.c).
@@ -247,7 +265,7 @@ static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
  * Context: ctx->lock held.
  * Return: the job, now RUNNING and held by @w, or NULL.
  */
-struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
+struct iopa_kjob *iopa_dispatch(struct iopa_worker *w, u64 now)
 	__must_hold(&w->ctx->lock)
 {
 	struct iopa_ctx *ctx = w->ctx;
@@ -265,7 +283,7 @@ struct iopa_kjob *iopa_dispatch(struct iopa_worker *w)
 	job->worker = w;
 	w->nr_held++;
 	iopa_stat_add(sub, IOPA_STAT_DISPATCHED, 1);
-	iopa_measure_job_started(job);
+	iopa_measure_job_started(job, now);
 	/* The first running job: its lease is the first to end. */
 	if (sub->lease_ns && list_is_singular(&sub->running))
 		iopa_lease_arm(sub, job->fetch_ns + sub->lease_ns,
@@ -319,11 +337,11 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		list_move_tail(&job->node, gc);
 		/* Room for a SUBMIT waiting at max_jobs, or an EPOLLOUT. */
 		if (!sub->closed)
-			wake_up(&sub->wq);
+			iopa_sub_wake(sub);
 	} else {
 		iopa_job_set_state(job, IOPA_JOB_DONE);
 		list_move_tail(&job->node, &sub->done);
-		wake_up(&sub->wq);
+		iopa_sub_wake(sub);
 	}
 	iopa_sub_update(sub);
 	if (sub->ctx->nr_reapers)
@@ -564,7 +582,7 @@ int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 		iopa_ctx_lock(sub->ctx);
 		sub->nr_reserved -= got - charged;
 		iopa_ctx_unlock(sub->ctx);
-		wake_up(&sub->wq);
+		iopa_sub_wake(sub);
 	}
 	return charged ? charged : -ENOSPC;
 }
@@ -636,7 +654,6 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 	job->len = desc->len;
 	job->flags = desc->flags;
 	job->ufd = desc->fd;
-	job->submit_ns = ktime_get_ns();
 	RB_CLEAR_NODE(&job->sort_node);
 	if (READ_ONCE(sub->order) != IOPA_ORDER_FIFO)
 		job->location = iopa_order_locate(file, desc->offset);
@@ -657,10 +674,12 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 		      u32 nr, u32 unused)
 {
 	struct iopa_ctx *ctx = sub->ctx;
+	u64 now = nr ? ktime_get_ns() : 0;
 	struct iopa_kjob *job, *tmp;
 
 	iopa_ctx_lock(ctx);
 	list_for_each_entry_safe(job, tmp, batch, node) {
+		job->submit_ns = now;
 		job->id = ++ctx->next_job_id;
 		iopa_limit_note_file(sub, job->file);
 		iopa_job_set_state(job, IOPA_JOB_PENDING);
@@ -676,7 +695,7 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 	iopa_sub_update(sub);
 	iopa_kick_workers(ctx, nr);
 	if (unused)
-		wake_up(&sub->wq);
+		iopa_sub_wake(sub);
 	iopa_ctx_unlock(ctx);
 }
 
@@ -687,6 +706,9 @@ static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
 	cqe->res = job->res;
 	cqe->flags = job->cqe_flags;
 }
+
+/* Job descriptions SUBMIT copies in at a time (640 bytes of stack). */
+#define IOPA_SUBMIT_CHUNK	16
 
 /**
  * iopa_sub_submit() - SUBMIT: check and queue jobs described in user memory
@@ -702,7 +724,8 @@ static void iopa_cqe_fill(struct iopa_cqe *cqe, const struct iopa_kjob *job)
 long iopa_sub_submit(struct iopa_submitter *sub,
 		     const struct iopa_job __user *ujobs, u32 nr, bool wait)
 {
-	u32 done = 0, built;
+	struct iopa_job desc[IOPA_SUBMIT_CHUNK];
+	u32 done = 0, built, have, base, n;
 	int ret = 0, room;
 
 	while (done < nr) {
@@ -718,16 +741,28 @@ long iopa_sub_submit(struct iopa_submitter *sub,
 			ret = room;
 			break;
 		}
-		for (built = 0; built < room; built++) {
+		for (built = 0, have = 0, base = 0; built < room; built++) {
 			struct iopa_kjob *job;
-			struct iopa_job desc;
 
-			if (copy_from_user(&desc, &ujobs[done + built],
-					   sizeof(desc))) {
-				ret = -EFAULT;
-				break;
+			if (built == have) {
+				/*
+				 * The next descriptors, a chunk per copy; those
+				 * before a fault in it are still taken.
+				 */
+				n = min_t(u32, room - built, IOPA_SUBMIT_CHUNK);
+				n -= DIV_ROUND_UP(copy_from_user(desc,
+								 &ujobs[done + built],
+								 n * sizeof(desc[0])),
+						  sizeof(desc[0]));
+				if (!n) {
+					ret = -EFAULT;
+					break;
+				}
+				base = built;
+				have = built + n;
 			}
-			ret = iopa_kjob_new(sub, &desc, &batch, &job);
+			ret = iopa_kjob_new(sub, &desc[built - base], &batch,
+					    &job);
 			if (ret)
 				break;
 		}
@@ -807,7 +842,7 @@ long iopa_sub_deliver(struct iopa_submitter *sub, struct list_head *taken,
 		list_move_tail(&job->node, &gc);
 	}
 	list_splice_init(taken, &sub->done);
-	wake_up(&sub->wq);
+	iopa_sub_wake(sub);
 	/* Completions put back may serve a parked io_uring REAP. */
 	if (ctx->nr_reapers && !list_empty(&sub->done))
 		ctx->park_ops->reap(sub);
@@ -962,7 +997,7 @@ static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
 	list_splice_tail_init(list, gc);
 	sub->nr[state] = 0;
 	sub->ctx->nr[state] -= n;
-	atomic_long_sub(n, &iopa_totals.nr[state]);
+	this_cpu_sub(iopa_pcpu_totals.nr[state], n);
 	return n;
 }
 
@@ -1059,27 +1094,20 @@ int iopa_sub_create(struct iopa_ctx *ctx, u32 limit)
 
 /* ---- worker ----------------------------------------------------------- */
 
-/**
- * iopa_worker_complete_locked() - COMPLETE on behalf of @w
- * @w: the worker
- * @done: which job, with what result
- * @gc: where a job that needs freeing goes
- *
- * Context: ctx->lock held.
- * Return: 0, or -ENOENT if @w holds no such job.
- */
-int iopa_worker_complete_locked(struct iopa_worker *w,
-				const struct iopa_done *done, struct list_head *gc)
+/* COMPLETE of one job; 0, -ENOENT (not held) or -ETIME (lease ended). */
+static int iopa_worker_complete_one(struct iopa_worker *w,
+				    const struct iopa_done *done,
+				    struct list_head *gc, u64 now)
 	__must_hold(&w->ctx->lock)
 {
 	struct iopa_kjob *job;
 	unsigned int i;
 
-	lockdep_assert_held(&w->ctx->lock);
+	/* In fetch order: a worker completing in that order finds each first. */
 	list_for_each_entry(job, &w->held, node) {
 		if (iopa_job_run_id(job) != done->job_id)
 			continue;
-		iopa_limit_job_done(job);
+		iopa_limit_job_done(job, now);
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;
 	}
@@ -1087,6 +1115,37 @@ int iopa_worker_complete_locked(struct iopa_worker *w,
 		if (done->job_id && w->expired[i] == done->job_id)
 			return -ETIME;	/* taken back: its lease ended */
 	return -ENOENT;
+}
+
+/**
+ * iopa_worker_complete_locked() - COMPLETE of @n jobs, in order, for @w
+ * @w: the worker
+ * @done: which jobs, with what results
+ * @n: how many (0 is fine)
+ * @gc: where jobs that need freeing go
+ * @err: set to 0, or to the errno of the completion that failed, which
+ *	stopped the others: -ENOENT (@w holds no such job) or -ETIME (its
+ *	lease ended)
+ *
+ * Context: ctx->lock held.
+ * Return: how many took effect (the first ones).
+ */
+u32 iopa_worker_complete_locked(struct iopa_worker *w,
+				const struct iopa_done *done, u32 n,
+				struct list_head *gc, int *err)
+	__must_hold(&w->ctx->lock)
+{
+	u64 now = n ? ktime_get_ns() : 0;
+	u32 i;
+
+	lockdep_assert_held(&w->ctx->lock);
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		*err = iopa_worker_complete_one(w, &done[i], gc, now);
+		if (*err)
+			break;
+	}
+	return i;
 }
 
 /**
@@ -1103,8 +1162,7 @@ int iopa_worker_complete(struct iopa_worker *w, const struct iopa_done *done)
 	int ret;
 
 	iopa_ctx_lock(ctx);
-	ret = iopa_worker_complete_locked(w, done, &gc);
-	if (!ret)
+	if (iopa_worker_complete_locked(w, done, 1, &gc, &ret))
 		iopa_kick_workers(ctx, 1);
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
@@ -1199,12 +1257,13 @@ u32 iopa_worker_take_locked(struct iopa_worker *w, struct iopa_handout *h,
 			    u32 max, bool here)
 	__must_hold(&w->ctx->lock)
 {
+	u64 now = ktime_get_ns();
 	struct iopa_kjob *job;
 	u32 n;
 
 	lockdep_assert_held(&w->ctx->lock);
 	for (n = 0; n < max; n++) {
-		job = iopa_dispatch(w);
+		job = iopa_dispatch(w, now);
 		if (!job)
 			break;
 		iopa_job_work(job, &h[n], here);
@@ -1280,7 +1339,7 @@ static void iopa_worker_rebind(struct iopa_worker *w,
 	while (n--) {
 		job = iopa_worker_find(w, h[n].work.job_id);
 		if (job)
-			iopa_measure_job_started(job);
+			iopa_measure_job_started(job, 0);	/* fetch_ns set */
 	}
 	iopa_ctx_unlock(w->ctx);
 }
@@ -1440,18 +1499,15 @@ long iopa_worker_batch(struct iopa_worker *w, const struct iopa_done *done,
 	struct iopa_ctx *ctx = w->ctx;
 	DEFINE_WAIT(wait);
 	bool waited = false;
-	long timeout, ret = 0;
-	u32 i, room;
+	long timeout, ret;
 	LIST_HEAD(gc);
+	u32 room;
+	int err;
 
 	timeout = iopa_timeout_jiffies(timeout_ns);
 	iopa_ctx_lock(ctx);
-	for (i = 0; i < nr_done; i++) {
-		ret = iopa_worker_complete_locked(w, &done[i], &gc);
-		if (ret)
-			break;
-	}
-	*completed = i;
+	*completed = iopa_worker_complete_locked(w, done, nr_done, &gc, &err);
+	ret = err;
 	for (; !ret && nr_work;) {
 		room = min(iopa_worker_room(w), nr_work);
 		if (!room) {

@@ -189,14 +189,14 @@ static ssize_t _name##_show(struct device *dev,				\
 }									\
 static DEVICE_ATTR_RO(_name)
 
-IOPA_TOTAL(submitted, atomic64_read(&iopa_totals.stat[IOPA_STAT_SUBMITTED]));
-IOPA_TOTAL(dispatched, atomic64_read(&iopa_totals.stat[IOPA_STAT_DISPATCHED]));
-IOPA_TOTAL(completed, atomic64_read(&iopa_totals.stat[IOPA_STAT_COMPLETED]));
-IOPA_TOTAL(cancelled, atomic64_read(&iopa_totals.stat[IOPA_STAT_CANCELLED]));
-IOPA_TOTAL(requeued, atomic64_read(&iopa_totals.stat[IOPA_STAT_REQUEUED]));
-IOPA_TOTAL(pending, atomic_long_read(&iopa_totals.nr[IOPA_JOB_PENDING]));
-IOPA_TOTAL(inflight, atomic_long_read(&iopa_totals.nr[IOPA_JOB_RUNNING]));
-IOPA_TOTAL(unreaped, atomic_long_read(&iopa_totals.nr[IOPA_JOB_DONE]));
+IOPA_TOTAL(submitted, iopa_totals_stat(IOPA_STAT_SUBMITTED));
+IOPA_TOTAL(dispatched, iopa_totals_stat(IOPA_STAT_DISPATCHED));
+IOPA_TOTAL(completed, iopa_totals_stat(IOPA_STAT_COMPLETED));
+IOPA_TOTAL(cancelled, iopa_totals_stat(IOPA_STAT_CANCELLED));
+IOPA_TOTAL(requeued, iopa_totals_stat(IOPA_STAT_REQUEUED));
+IOPA_TOTAL(pending, iopa_totals_nr(IOPA_JOB_PENDING));
+IOPA_TOTAL(inflight, iopa_totals_nr(IOPA_JOB_RUNNING));
+IOPA_TOTAL(unreaped, iopa_totals_nr(IOPA_JOB_DONE));
 IOPA_TOTAL(jobs, atomic_long_read(&iopa_totals.jobs));
 IOPA_TOTAL(contexts, atomic_long_read(&iopa_totals.contexts));
 IOPA_TOTAL(submitters, atomic_long_read(&iopa_totals.submitters));

@@ -195,6 +195,22 @@ static void iopa_uring_watch(struct io_uring_cmd *cmd,
 }
 #endif
 
+/*
+ * A SUBMIT's CQE, from task work: lazily where the kernel can (6.6+),
+ * so that on a ring set up with IORING_SETUP_DEFER_TASKRUN a waiter is
+ * woken once as many completions are queued as it waits for, not once
+ * per job (as ublk completes its requests); elsewhere, as usual.
+ */
+static void iopa_uring_done_lazy(struct io_uring_cmd *cmd,
+				 void (*cb)(struct io_uring_cmd *, unsigned int))
+{
+#ifdef IOPA_HAVE_URING_LAZY
+	io_uring_cmd_do_in_task_lazy(cmd, cb);
+#else
+	io_uring_cmd_complete_in_task(cmd, cb);
+#endif
+}
+
 /* ---- SUBMIT ----------------------------------------------------------- */
 
 static void iopa_uring_submit_done_tw(struct io_uring_cmd *cmd,
@@ -257,7 +273,7 @@ static void iopa_uring_job_free(struct iopa_kjob *job, s32 res)
 		put_task_struct(pdu->task);
 		pdu->task = NULL;
 	}
-	io_uring_cmd_complete_in_task(job->ucmd, iopa_uring_submit_done_tw);
+	iopa_uring_done_lazy(job->ucmd, iopa_uring_submit_done_tw);
 	job->ucmd = NULL;
 }
 
@@ -661,21 +677,16 @@ static int iopa_ufetch_issue(struct iopa_ufetch *uf,
 	struct io_uring_cmd *cmd = uf->cmd;
 	struct iopa_worker *w = uf->w;
 	struct iopa_ctx *ctx = w->ctx;
-	u32 i, completed;
+	u32 completed;
 	LIST_HEAD(gc);
-	int ret = 0;
+	int ret;
 
 	memset(iopa_pdu(cmd), 0, sizeof(struct iopa_uring_pdu));
 	iopa_pdu(cmd)->uf = uf;
 	iopa_uring_mark_cancelable(cmd, issue_flags);
 
 	iopa_ctx_lock(ctx);
-	for (i = 0; i < nr_done; i++) {
-		ret = iopa_worker_complete_locked(w, &done[i], &gc);
-		if (ret)
-			break;
-	}
-	completed = i;
+	completed = iopa_worker_complete_locked(w, done, nr_done, &gc, &ret);
 	if (ret || !uf->max)
 		goto out_done;
 	uf->max = min(uf->max, iopa_worker_room(w));

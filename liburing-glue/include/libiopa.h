@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define LIBIOPA_VERSION_MAJOR	1
-#define LIBIOPA_VERSION_MINOR	4
+#define LIBIOPA_VERSION_MINOR	5
 
 /* The device iopa_open() opens. */
 #define LIBIOPA_DEV_PATH	"/dev/" IOPA_DEV_NAME
@@ -76,6 +76,10 @@ int iopa_complete(int worker_fd, uint64_t job_id, int res);
 int iopa_complete_and_fetch(int worker_fd, uint64_t job_id, int res,
 			    struct iopa_work *work, unsigned int flags,
 			    uint64_t timeout_ns);
+int iopa_work_batch(int worker_fd, const struct iopa_done *done,
+		    unsigned int nr_done, struct iopa_work *work,
+		    unsigned int nr_work, unsigned int flags,
+		    uint64_t timeout_ns, unsigned int *completed);
 
 /* ---- io_uring SQE helpers ------------------------------------------------ */
 
@@ -150,6 +154,65 @@ static inline void iopa_prep_commit_and_fetch(struct io_uring_sqe *sqe,
 			     work, res);
 }
 
+/*
+ * IOPA_URING_CMD_WORK_BATCH (IOPA_FEAT_BATCH) on the worker @worker_fd:
+ * complete @batch->nr_done jobs of @batch->done, then take up to
+ * @batch->nr_work jobs into @batch->work; the CQE's res is how many.
+ * @batch is read (and its completed written) when the command is
+ * issued; its work array must stay valid until the CQE.  Fits a 64-byte
+ * SQE.
+ */
+static inline void iopa_prep_work_batch(struct io_uring_sqe *sqe,
+					int worker_fd, struct iopa_batch *batch)
+{
+	struct iopa_uring_batch b;
+
+	memset(&b, 0, sizeof(b));
+	b.batch = (uint64_t)(uintptr_t)batch;
+	iopa__prep_uring_cmd(sqe, worker_fd, IOPA_URING_CMD_WORK_BATCH);
+	memcpy((unsigned char *)sqe + LIBIOPA_SQE_CMD_OFFSET, &b, sizeof(b));
+}
+
+/*
+ * IOPA_URING_CMD_SUBMIT_MANY (IOPA_FEAT_URING_BATCH): @nr jobs of @jobs
+ * (read when the command is issued) for the submitter @sub_fd; the CQE's
+ * res is how many were accepted.  Their completions are reaped, not
+ * posted one CQE each.  Fits a 64-byte SQE.
+ */
+static inline void iopa_prep_submit_many(struct io_uring_sqe *sqe,
+					 int sub_fd,
+					 const struct iopa_job *jobs,
+					 unsigned int nr)
+{
+	struct iopa_uring_submit s;
+
+	memset(&s, 0, sizeof(s));
+	s.jobs = (uint64_t)(uintptr_t)jobs;
+	s.nr = nr;
+	iopa__prep_uring_cmd(sqe, sub_fd, IOPA_URING_CMD_SUBMIT_MANY);
+	memcpy((unsigned char *)sqe + LIBIOPA_SQE_CMD_OFFSET, &s, sizeof(s));
+}
+
+/*
+ * IOPA_URING_CMD_REAP (IOPA_FEAT_URING_BATCH): once @min completions of
+ * the submitter @sub_fd can be reaped (fewer once none of its jobs is
+ * pending or running), copy up to @nr to @cqes, which must stay valid
+ * until the CQE; its res is how many.  Fits a 64-byte SQE.
+ */
+static inline void iopa_prep_reap(struct io_uring_sqe *sqe, int sub_fd,
+				  struct iopa_cqe *cqes, unsigned int nr,
+				  unsigned int min)
+{
+	struct iopa_uring_reap r;
+
+	memset(&r, 0, sizeof(r));
+	r.cqes = (uint64_t)(uintptr_t)cqes;
+	r.nr = nr;
+	r.min = min;
+	iopa__prep_uring_cmd(sqe, sub_fd, IOPA_URING_CMD_REAP);
+	memcpy((unsigned char *)sqe + LIBIOPA_SQE_CMD_OFFSET, &r, sizeof(r));
+}
+
 /* ---- the worker pool ----------------------------------------------------- */
 
 struct iopa_pool;
@@ -158,12 +221,24 @@ struct iopa_pool;
  * The user function: runs in a pool thread for each job; returns the
  * job's result (0 or a positive count for success, -errno for failure),
  * handed to the submitter as the completion's res.  work->fd is the
- * job's file; the pool closes it after the function returns.
+ * job's file; the pool closes it after the function returns (unless it
+ * is the application's own, lent: IOPA_POOL_F_BORROW).
  */
 typedef int (*iopa_pool_fn)(void *arg, const struct iopa_work *work);
 
 /* Called for each completion the pool reaps, in the thread reaping it. */
 typedef void (*iopa_pool_done_fn)(void *arg, const struct iopa_cqe *cqe);
+
+/*
+ * iopa_pool_opts.flags: the pool's threads take lent fds: a job the
+ * application submits with IOPA_JOB_F_BORROW (keeping its fd open,
+ * naming the job's file, until the job's completion is reaped) reaches
+ * the user function with that fd itself instead of a new one, and the
+ * pool does not close it (IOPA_FEAT_BORROW; on a module without it the
+ * flag is ignored and every job gets its own fd).
+ */
+#define IOPA_POOL_F_BORROW	0x1U
+#define IOPA_POOL_F_MASK	(IOPA_POOL_F_BORROW)
 
 /**
  * struct iopa_pool_opts - settings of iopa_pool_init(); zero = default
@@ -175,7 +250,7 @@ typedef void (*iopa_pool_done_fn)(void *arg, const struct iopa_cqe *cqe);
  *	(default 2000)
  * @limit: the pool's submitter's in-flight limit: 0 lets the kernel
  *	adapt it, 1..IOPA_LIMIT_MAX pins it
- * @flags: zero
+ * @flags: IOPA_POOL_F_*
  * @reserved0: zero
  * @done: called with each completion the pool reaps (optional)
  * @done_arg: first argument of @done

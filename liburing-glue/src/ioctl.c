@@ -261,3 +261,24 @@ IOPA_EXPORT int iopa_complete_and_fetch(int worker_fd, uint64_t job_id,
 	f.done.res = res;
 	return iopa_fetch_cmd(worker_fd, IOPA_IOC_COMPLETE_AND_FETCH, &f, work);
 }
+
+IOPA_EXPORT int iopa_work_batch(int worker_fd, const struct iopa_done *done,
+				unsigned int nr_done, struct iopa_work *work,
+				unsigned int nr_work, unsigned int flags,
+				uint64_t timeout_ns, unsigned int *completed)
+{
+	struct iopa_batch b;
+	int r;
+
+	memset(&b, 0, sizeof(b));
+	b.done = (uint64_t)(uintptr_t)done;
+	b.nr_done = nr_done;
+	b.work = (uint64_t)(uintptr_t)work;
+	b.nr_work = nr_work;
+	b.flags = flags;
+	b.timeout_ns = timeout_ns;
+	r = iopa_ioctl(worker_fd, IOPA_IOC_WORK_BATCH, &b);
+	if (completed)
+		*completed = b.completed;
+	return r;
+}

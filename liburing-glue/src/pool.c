@@ -7,10 +7,13 @@
  * 1. Objects.  A pool owns a duplicate of a context fd, one submitter on
  *    it (iopa_pool_submit() feeds it; iopa_pool_wait() reaps it) and up
  *    to max_threads threads.  Each thread has its own worker fd and loops
- *    in IOPA_IOC_COMPLETE_AND_FETCH: the kernel parks it there and hands
- *    it a job when the submitter's in-flight limit allows.  The thread
- *    runs the user function on the job, closes the job's fd and
- *    completes the job with the function's result in its next call.
+ *    in IOPA_IOC_WORK_BATCH (IOPA_IOC_COMPLETE_AND_FETCH on modules
+ *    without IOPA_FEAT_BATCH), one job at a time: the kernel parks it
+ *    there and hands it a job when the submitter's in-flight limit
+ *    allows.  The thread runs the user function on the job, closes the
+ *    job's fd (unless lent: IOPA_POOL_F_BORROW) and completes the job
+ *    with the function's result in its next call.  One job per thread:
+ *    a job the kernel counts as running is one that runs.
  *
  * 2. Growing.  The kernel decides how many jobs run at once (the limit);
  *    the pool only has to make sure a thread is there to take each job
@@ -22,7 +25,10 @@
  *    up to max_threads.  The check runs where the condition can become
  *    true: when a thread takes a job, after iopa_pool_submit(), and on
  *    every tick of iopa_pool_wait() (which also catches a limit raised by
- *    the kernel while every thread was busy).  A new thread counts as
+ *    the kernel while every thread was busy).  The GET_STATS of the check
+ *    runs only while no thread is idle: once per thread added while the
+ *    pool grows, never in the steady state (limit + 1 threads, one of
+ *    them idle; or max_threads, checked first).  A new thread counts as
  *    idle from birth, so growth is one thread at a time: it takes a job,
  *    and only then can the next one be added.  With the limit binding,
  *    the pool settles at limit + 1 threads: limit running, one spare
@@ -83,6 +89,8 @@ struct iopa_pool {
 	unsigned int max_threads;
 	unsigned int idle_ms;
 	unsigned int batch_max;
+	bool borrow;			/* threads take lent fds */
+	bool work_batch;		/* the module has IOPA_FEAT_BATCH */
 	iopa_pool_done_fn done;
 	void *done_arg;
 
@@ -193,7 +201,8 @@ static int pool_spawn_locked(struct iopa_pool *p)
 	if (!t)
 		return -EAGAIN;
 
-	wfd = iopa_worker_create(p->ctx_fd, 0);
+	wfd = iopa_worker_create(p->ctx_fd,
+				 p->borrow ? IOPA_WORKER_F_BORROW : 0);
 	if (wfd < 0)
 		return wfd;
 	t->pool = p;
@@ -287,6 +296,54 @@ static bool pool_fetch_timed_out(int r)
 	return r == -ETIMEDOUT || r == -EINTR || r == -EAGAIN;
 }
 
+/*
+ * Complete the job this thread held, if any (*@have_done), and fetch the
+ * next into @w.  Returns 1 with a job; 0 when none came in time (the
+ * completion, if any, took effect); or a fatal -errno.
+ */
+static int pool_next(struct pool_thread *t, bool *have_done,
+		     const struct iopa_done *done, struct iopa_work *w)
+{
+	struct iopa_pool *p = t->pool;
+	unsigned int completed = 0;
+	int r;
+
+	if (p->work_batch) {
+		r = iopa_work_batch(t->wfd, done, *have_done, w, 1, 0,
+				    POOL_TICK_NS, &completed);
+		if (*have_done && (completed || r == -ENOENT || r == -ETIME)) {
+			/* Done, or not ours any more (its lease ended). */
+			*have_done = false;
+			if (r == -ENOENT || r == -ETIME)
+				return 0;
+		}
+		if (r == 0 || (r < 0 && pool_fetch_timed_out(r)))
+			return 0;
+		return r;
+	}
+	if (*have_done)
+		r = iopa_complete_and_fetch(t->wfd, done->job_id, done->res, w,
+					    0, POOL_TICK_NS);
+	else
+		r = iopa_fetch(t->wfd, w, 0, POOL_TICK_NS);
+	if (r < 0 && *have_done) {
+		*have_done = false;
+		/*
+		 * A fetch-half error leaves the completion done; for anything
+		 * else make sure of it (ENOENT: it was).
+		 */
+		if (!pool_fetch_timed_out(r)) {
+			int c = iopa_complete(t->wfd, done->job_id, done->res);
+
+			if (c < 0 && c != -ENOENT)
+				return c;
+		}
+	}
+	if (r < 0)
+		return pool_fetch_timed_out(r) ? 0 : r;
+	return 1;
+}
+
 static void *pool_thread_main(void *arg)
 {
 	struct pool_thread *t = arg;
@@ -295,39 +352,20 @@ static void *pool_thread_main(void *arg)
 	int64_t idle_since = pool_now_ns();
 	bool counted = true;	/* still in p->nthreads */
 	bool have_done = false;
-	uint64_t done_id = 0;
-	int done_res = 0;
+	struct iopa_done done;
 
+	memset(&done, 0, sizeof(done));
 	pool_self = p;
 	while (!atomic_load(&p->stop)) {
 		struct iopa_work w;
 		int r;
 
-		if (have_done)
-			r = iopa_complete_and_fetch(t->wfd, done_id, done_res,
-						    &w, 0, POOL_TICK_NS);
-		else
-			r = iopa_fetch(t->wfd, &w, 0, POOL_TICK_NS);
-		if (r < 0 && have_done) {
-			have_done = false;
-			/*
-			 * A fetch-half error leaves the completion done; for
-			 * anything else make sure of it (ENOENT: it was).
-			 */
-			if (!pool_fetch_timed_out(r)) {
-				int c = iopa_complete(t->wfd, done_id, done_res);
-
-				if (c < 0 && c != -ENOENT) {
-					pool_set_error(p, c);
-					break;
-				}
-			}
-		}
+		r = pool_next(t, &have_done, &done, &w);
 		if (r < 0) {
-			if (!pool_fetch_timed_out(r)) {
-				pool_set_error(p, r);
-				break;
-			}
+			pool_set_error(p, r);
+			break;
+		}
+		if (!r) {
 			if (pool_now_ns() - idle_since >= idle_ns &&
 			    !atomic_load(&p->stop) && pool_may_shrink(p)) {
 				counted = false;
@@ -338,15 +376,16 @@ static void *pool_thread_main(void *arg)
 
 		atomic_fetch_sub(&p->nidle, 1);
 		pool_maybe_grow(p);
-		done_res = p->fn(p->arg, &w);
-		close(w.fd);
-		done_id = w.job_id;
+		done.res = p->fn(p->arg, &w);
+		if (!(w.flags & IOPA_WORK_F_BORROWED))
+			close(w.fd);
+		done.job_id = w.job_id;
 		have_done = true;
 		atomic_fetch_add(&p->nidle, 1);
 		idle_since = pool_now_ns();
 	}
 	if (have_done)
-		iopa_complete(t->wfd, done_id, done_res);
+		iopa_complete(t->wfd, done.job_id, done.res);
 	close(t->wfd);
 
 	pthread_mutex_lock(&p->lock);
@@ -430,7 +469,7 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 	memset(&o, 0, sizeof(o));
 	if (opts)
 		o = *opts;
-	if (o.flags || o.reserved0)
+	if ((o.flags & ~IOPA_POOL_F_MASK) || o.reserved0)
 		return -EINVAL;
 	for (i = 0; i < sizeof(o.reserved) / sizeof(o.reserved[0]); i++)
 		if (o.reserved[i])
@@ -462,6 +501,9 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 		goto out_close_ctx;
 	}
 	p->batch_max = feat.batch_max ? feat.batch_max : 1;
+	p->work_batch = feat.features & IOPA_FEAT_BATCH;
+	p->borrow = (o.flags & IOPA_POOL_F_BORROW) &&
+		    (feat.features & IOPA_FEAT_BORROW);
 
 	p->min_threads = o.min_threads;
 	p->max_threads = o.max_threads ? o.max_threads :

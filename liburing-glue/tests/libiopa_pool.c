@@ -22,6 +22,9 @@ struct tb {
 	atomic_int running, max_running;
 	atomic_int calls;
 	atomic_int fd_bad;		/* work->fd was not a valid fd */
+	atomic_int lent;		/* work came with IOPA_WORK_F_BORROWED */
+	int lent_fd;			/* ... and this fd, the submitter's */
+	atomic_int lent_wrong;		/* ... or another fd */
 	atomic_int forbidden_rc;	/* what the forbidden calls returned */
 	/* done callback */
 	atomic_int done_calls;
@@ -56,6 +59,11 @@ static int job_fn(void *arg, const struct iopa_work *w)
 	atomic_fetch_add(&t->calls, 1);
 	if (fcntl(w->fd, F_GETFD) < 0)
 		atomic_fetch_add(&t->fd_bad, 1);
+	if (w->flags & IOPA_WORK_F_BORROWED) {
+		atomic_fetch_add(&t->lent, 1);
+		if (w->fd != t->lent_fd)
+			atomic_fetch_add(&t->lent_wrong, 1);
+	}
 	if (t->try_forbidden) {
 		int a = iopa_pool_wait(t->pool), b = iopa_pool_close(t->pool);
 		int c = iopa_pool_create_threads(t->pool, job_fn, t);
@@ -476,6 +484,42 @@ TEST_F(pool, submit_reaps_when_full)
  * outstanding the pool reaps them to make room; with none, only other
  * users can free the room and the call says ENOSPC.
  */
+/*
+ * IOPA_POOL_F_BORROW: jobs submitted with IOPA_JOB_F_BORROW reach the
+ * function with the application's fd, which the pool leaves open; jobs
+ * without the flag still get (and lose) an fd of their own.
+ */
+TEST_F(pool, borrowed_fds)
+{
+	struct iopa_pool_opts o = opts_of(1, 4, 60000, 2);
+	struct iopa_features f;
+	struct iopa_job jobs[8];
+	int i;
+
+	ASSERT_EQ(0, iopa_get_features(self->ctx, &f));
+	if (!(f.features & IOPA_FEAT_BORROW) || !(f.features & IOPA_FEAT_BATCH))
+		SKIP(return, "module without IOPA_FEAT_BORROW / _BATCH");
+	o.flags = IOPA_POOL_F_BORROW;
+	self->tb.lent_fd = self->file;
+	ASSERT_EQ(0, iopa_pool_init(&self->pool, self->ctx, &o));
+	ASSERT_EQ(0, iopa_pool_create_threads(self->pool, job_fn, &self->tb));
+	for (i = 0; i < 8; i++) {
+		memset(&jobs[i], 0, sizeof(jobs[i]));
+		jobs[i].fd = self->file;
+		jobs[i].len = 4096;
+		jobs[i].user_data = i;
+		jobs[i].flags = i < 6 ? IOPA_JOB_F_BORROW : 0;
+	}
+	ASSERT_EQ(8, iopa_pool_submit(self->pool, jobs, 8));
+	EXPECT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(8, atomic_load(&self->tb.calls));
+	EXPECT_EQ(6, atomic_load(&self->tb.lent));
+	EXPECT_EQ(0, atomic_load(&self->tb.lent_wrong));
+	EXPECT_EQ(0, atomic_load(&self->tb.fd_bad));
+	/* the application's fd is still open */
+	EXPECT_LE(0, fcntl(self->file, F_GETFD));
+}
+
 TEST_F(pool, submit_reaps_at_module_cap)
 {
 	struct iopa_pool_opts o = opts_of(1, 4, 60000, 2);

@@ -78,7 +78,7 @@ TEST_F(w, create_errors)
 	EXPECT_EQ(-EINVAL, iopa_submitter_create(self->ctx, 1, 1));
 	EXPECT_EQ(-ENOTTY, iopa_submitter_create(self->sub, 1, 0));
 	EXPECT_EQ(-ENOTTY, iopa_submitter_create(self->wrk, 1, 0));
-	EXPECT_EQ(-EINVAL, iopa_worker_create(self->ctx, 1));
+	EXPECT_EQ(-EINVAL, iopa_worker_create(self->ctx, IOPA_WORKER_F_MASK << 1));
 	EXPECT_EQ(-ENOTTY, iopa_worker_create(self->sub, 0));
 	EXPECT_EQ(-EBADF, iopa_worker_create(-1, 0));
 }
@@ -414,6 +414,47 @@ TEST_F(w, complete_and_fetch_chain)
 	ASSERT_EQ(3, iopa_reap(self->sub, cqe, 3, 0, 0));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(10 + (int)cqe[i].user_data - 1, cqe[i].res);
+}
+
+/* iopa_work_batch(): fetch three at once (limit 4), complete them, lent. */
+TEST_F(w, work_batch)
+{
+	struct iopa_job jobs[3] = {
+		job_of(self->file, 1), job_of(self->file, 2), job_of(self->file, 3),
+	};
+	struct iopa_work work[4];
+	struct iopa_done done[4];
+	struct iopa_cqe cqe[4];
+	unsigned int completed = 99;
+	int i, wb;
+
+	if (!(self->feat.features & IOPA_FEAT_BATCH) ||
+	    !(self->feat.features & IOPA_FEAT_BORROW))
+		SKIP(return, "no IOPA_FEAT_BATCH / _BORROW");
+	wb = iopa_worker_create(self->ctx, IOPA_WORKER_F_BORROW);
+	ASSERT_LE(0, wb);
+	for (i = 0; i < 3; i++)
+		jobs[i].flags = IOPA_JOB_F_BORROW;
+	ASSERT_EQ(3, iopa_submit(self->sub, jobs, 3, 0));
+	ASSERT_EQ(3, iopa_work_batch(wb, NULL, 0, work, 4,
+				     IOPA_FETCH_F_NONBLOCK, 0, &completed));
+	EXPECT_EQ(0U, completed);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(self->file, work[i].fd);
+		EXPECT_EQ(IOPA_WORK_F_BORROWED, work[i].flags);
+		memset(&done[i], 0, sizeof(done[i]));
+		done[i].job_id = work[i].job_id;
+		done[i].res = 20 + i;
+	}
+	/* all completed; nothing more to fetch: 0 jobs, not EAGAIN */
+	EXPECT_EQ(0, iopa_work_batch(wb, done, 3, work, 4,
+				     IOPA_FETCH_F_NONBLOCK, 0, &completed));
+	EXPECT_EQ(3U, completed);
+	ASSERT_EQ(3, iopa_reap(self->sub, cqe, 4, 0, 0));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(20 + i, cqe[i].res);
+	EXPECT_EQ(-EINVAL, iopa_work_batch(wb, NULL, 0, NULL, 0, 0, 0, NULL));
+	close(wb);
 }
 
 TEST_HARNESS_MAIN

@@ -391,6 +391,33 @@ TEST_F(abi, submit_unmapped_jobs)
 	EXPECT_EQ(0ULL, st.submitted);
 }
 
+/*
+ * Descriptors running into an unmapped page: those wholly before it are
+ * accepted, SUBMIT returns their count (the kernel copies them in chunks:
+ * a fault inside one still takes what came before it).
+ */
+TEST_F(abi, submit_fault_midway_takes_those_before)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct iopa_job *jobs;
+	struct iopa_stats st;
+	char *p;
+	int i;
+
+	p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, munmap(p + pg, pg));
+	/* the third descriptor straddles the end of the mapped page */
+	jobs = (struct iopa_job *)(p + pg - 2 * sizeof(*jobs) - 8);
+	for (i = 0; i < 2; i++)
+		iopa_job_init(&jobs[i], self->file, 10 + i);
+	ASSERT_EQ(2, iopa_submit(self->sub, jobs, 5, 0));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(2ULL, st.submitted);
+	munmap(p, pg);
+}
+
 TEST_F(abi, submit_wrong_file_type)
 {
 	struct io_uring_params up;

@@ -20,8 +20,8 @@
  *           normal SQEs, in one io_uring_enter; each worker keeps
  *           one IOPA_URING_CMD_WORK_BATCH on its ring, which completes
  *           the jobs it holds and takes up to BATCH more (at most
- *           IOPA_WORKER_MAX_JOBS); rings set up without COOP_TASKRUN or
- *           DEFER_TASKRUN
+ *           IOPA_WORKER_MAX_JOBS); rings set up with SINGLE_ISSUER and
+ *           DEFER_TASKRUN (-u coop: COOP_TASKRUN; -u none: no flags)
  *
  * fd=install: the worker gets a descriptor of its own for the job's file
  * and closes it (iopa installs one per job; inproc dup()s and close()s).
@@ -43,7 +43,7 @@
  * Figures are printed, not asserted.
  *
  *   iopa-bench-dispatch [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS]
- *                       [-o PATH:BATCH:FD]
+ *                       [-o PATH:BATCH:FD] [-u defer|coop|none]
  *
  * -o runs that one configuration only, RUNS times, and prints its "# run"
  * lines (to profile it: tools/bench/profile-dispatch.sh).
@@ -77,6 +77,14 @@ static const char *const fd_name[NR_FD] = { "install", "borrow" };
 static unsigned long nr_jobs = 50000;
 static unsigned int nr_workers = 2, nr_runs = 5, lat_jobs = 200;
 static int job_file;
+/*
+ * Setup flags of every ring (each is used by one thread only): -u
+ * defer (the default) SINGLE_ISSUER | DEFER_TASKRUN, coop COOP_TASKRUN,
+ * none.
+ */
+static unsigned int ring_flags = IORING_SETUP_SINGLE_ISSUER |
+				 IORING_SETUP_DEFER_TASKRUN;
+static const char *ring_flags_name = "SINGLE_ISSUER|DEFER_TASKRUN";
 /* IOPA_JOB_F_BORROW in fd=borrow runs. */
 static __u32 job_flags;
 /* Jobs outstanding: WINDOW, or 1 to time each job alone (lat_us). */
@@ -448,7 +456,7 @@ static void *uring_worker(void *arg)
 	struct iopa_uring_batch ub = { .batch = (uintptr_t)&b };
 	struct io_uring ring;
 
-	if (io_uring_queue_init(4, &ring, 0))
+	if (io_uring_queue_init(4, &ring, ring_flags))
 		die("worker ring");
 	prep_cmd(get_sqe(&ring), 64, wc->fd, IOPA_URING_CMD_WORK_BATCH,
 		 &ub, sizeof(ub), 0);
@@ -493,7 +501,7 @@ static void uring_submitter(struct iopa_run *r, struct seen *s)
 	bool reaping = false, submitting = false;
 	struct io_uring ring;
 
-	if (io_uring_queue_init(8, &ring, 0))
+	if (io_uring_queue_init(8, &ring, ring_flags))
 		die("submitter ring");
 	while (done < nr_jobs) {
 		struct io_uring_cqe *cqe;
@@ -650,7 +658,7 @@ int main(int argc, char **argv)
 
 	int only_p = -1, only_b = -1, only_d = -1;
 
-	while ((opt = getopt(argc, argv, "n:w:r:l:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:r:l:o:u:")) != -1) {
 		switch (opt) {
 		case 'n':
 			nr_jobs = strtoul(optarg, NULL, 0);
@@ -663,6 +671,18 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			lat_jobs = strtoul(optarg, NULL, 0);
+			break;
+		case 'u':
+			if (!strcmp(optarg, "coop")) {
+				ring_flags = IORING_SETUP_COOP_TASKRUN;
+				ring_flags_name = "COOP_TASKRUN";
+			} else if (!strcmp(optarg, "none")) {
+				ring_flags = 0;
+				ring_flags_name = "no flags";
+			} else if (strcmp(optarg, "defer")) {
+				fprintf(stderr, "-u defer|coop|none\n");
+				return 2;
+			}
 			break;
 		case 'o': {
 			char pname[16], fname[16];
@@ -687,7 +707,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr, "usage: %s [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS] [-o PATH:BATCH:FD]\n",
+			fprintf(stderr, "usage: %s [-n JOBS] [-w WORKERS] [-r RUNS] [-l LAT_JOBS] [-o PATH:BATCH:FD] [-u defer|coop|none]\n",
 				argv[0]);
 			return 2;
 		}
@@ -710,7 +730,8 @@ int main(int argc, char **argv)
 	}
 	printf("# dispatch: %lu jobs of a 40-byte descriptor per run, %u workers, window %d, %u interleaved runs per configuration\n",
 	       nr_jobs, nr_workers, WINDOW, nr_runs);
-	printf("# io_uring rings: submitter and workers no setup flags (no SQE128, COOP_TASKRUN or DEFER_TASKRUN)\n");
+	printf("# io_uring rings (submitter and workers, normal SQEs): %s\n",
+	       ring_flags_name);
 
 	if (only_p >= 0) {
 		for (k = 0; k < nr_runs; k++) {

@@ -26,6 +26,10 @@ _Static_assert(sizeof(struct iopa_uring_fetch) == LIBIOPA_SQE_CMD_LEN,
 	       "fetch payload fits a 64-byte SQE");
 _Static_assert(sizeof(struct iopa_job) <= LIBIOPA_SQE128_CMD_LEN,
 	       "a job fits the SQE128 command area");
+_Static_assert(sizeof(struct iopa_uring_batch) == LIBIOPA_SQE_CMD_LEN &&
+	       sizeof(struct iopa_uring_submit) == LIBIOPA_SQE_CMD_LEN &&
+	       sizeof(struct iopa_uring_reap) == LIBIOPA_SQE_CMD_LEN,
+	       "batched payloads fit a 64-byte SQE");
 
 #define SLOT	128		/* one SQE128 slot */
 #define GUARD	64		/* and what follows it */
@@ -138,6 +142,41 @@ static void test_fetch(int commit)
 	      what);
 }
 
+/* The 16-byte payloads of the batched commands (libiopa 1.5). */
+static void test_batched(void)
+{
+	struct iopa_uring_submit sm;
+	struct iopa_uring_reap rp;
+	struct iopa_uring_batch ub;
+	struct iopa_batch b;
+	struct iopa_job jobs[3];
+	struct iopa_cqe cqes[4];
+
+	fill();
+	iopa_prep_work_batch(&buf.sqe, 11, &b);
+	check_common("work_batch", 11, IOPA_URING_CMD_WORK_BATCH);
+	memcpy(&ub, buf.raw + LIBIOPA_SQE_CMD_OFFSET, sizeof(ub));
+	CHECK(ub.batch == (uint64_t)(uintptr_t)&b, "work_batch: pointer");
+	CHECK(ub.flags == 0 && ub.reserved == 0, "work_batch: flags, reserved");
+	CHECK(all(64, SLOT + GUARD, FILL), "work_batch: wrote past the SQE");
+
+	fill();
+	iopa_prep_submit_many(&buf.sqe, 12, jobs, 3);
+	check_common("submit_many", 12, IOPA_URING_CMD_SUBMIT_MANY);
+	memcpy(&sm, buf.raw + LIBIOPA_SQE_CMD_OFFSET, sizeof(sm));
+	CHECK(sm.jobs == (uint64_t)(uintptr_t)jobs && sm.nr == 3 && !sm.flags,
+	      "submit_many: jobs, nr, flags");
+	CHECK(all(64, SLOT + GUARD, FILL), "submit_many: wrote past the SQE");
+
+	fill();
+	iopa_prep_reap(&buf.sqe, 13, cqes, 4, 2);
+	check_common("reap", 13, IOPA_URING_CMD_REAP);
+	memcpy(&rp, buf.raw + LIBIOPA_SQE_CMD_OFFSET, sizeof(rp));
+	CHECK(rp.cqes == (uint64_t)(uintptr_t)cqes && rp.nr == 4 && rp.min == 2,
+	      "reap: cqes, nr, min");
+	CHECK(all(64, SLOT + GUARD, FILL), "reap: wrote past the SQE");
+}
+
 /* A helper run on a dirty SQE from a real ring leaves no stale field. */
 static void test_reuse(void)
 {
@@ -164,6 +203,9 @@ static void test_numbers(void)
 	      "submit size");
 	CHECK(_IOC_SIZE(IOPA_URING_CMD_FETCH) == sizeof(struct iopa_uring_fetch),
 	      "fetch size");
+	CHECK(_IOC_NR(IOPA_URING_CMD_WORK_BATCH) == 0x33, "work_batch nr");
+	CHECK(_IOC_NR(IOPA_URING_CMD_SUBMIT_MANY) == 0x34, "submit_many nr");
+	CHECK(_IOC_NR(IOPA_URING_CMD_REAP) == 0x35, "reap nr");
 }
 
 int main(void)
@@ -171,6 +213,7 @@ int main(void)
 	test_submit();
 	test_fetch(0);
 	test_fetch(1);
+	test_batched();
 	test_reuse();
 	test_numbers();
 	printf("sqe: %d checks, %d failed\n", checks, failures);

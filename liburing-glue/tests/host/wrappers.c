@@ -76,6 +76,9 @@ static void each_wrapper(int fd, int want)
 	memset(&work, 0x5a, sizeof(work));
 	EXPECT_ERR(want, iopa_complete_and_fetch(fd, 1, 0, &work, 0, 0));
 	CHECK(work.fd == -1);
+	flags = 777;
+	EXPECT_ERR(want, iopa_work_batch(fd, NULL, 0, &work, 1, 0, 0, &flags));
+	CHECK(flags == 0);	/* the count the (failed) call left: none */
 }
 
 static void test_pool_errors(int have_dev)
@@ -86,7 +89,7 @@ static void test_pool_errors(int have_dev)
 
 	EXPECT_ERR(-EINVAL, iopa_pool_init(NULL, -1, NULL));
 	memset(&o, 0, sizeof(o));
-	o.flags = 1;
+	o.flags = IOPA_POOL_F_MASK << 1;
 	EXPECT_ERR(-EINVAL, iopa_pool_init(&p, -1, &o));
 	CHECK(p == NULL);
 	memset(&o, 0, sizeof(o));
