@@ -18,9 +18,10 @@
  *           IOPA_URING_CMD_SUBMIT_MANY and reaps them with an
  *           IOPA_URING_CMD_REAP (up to BATCH, at least 1), both
  *           normal SQEs, in one io_uring_enter; each worker keeps
- *           one IOPA_URING_CMD_WORK_BATCH on its ring, which completes
- *           the jobs it holds and takes up to BATCH more (at most
- *           IOPA_WORKER_MAX_JOBS); rings set up with SINGLE_ISSUER and
+ *           one IOPA_URING_CMD_WORK_BATCH on its ring (two at batch
+ *           1), which completes the jobs it took and takes up to BATCH
+ *           more (at most IOPA_WORKER_MAX_JOBS); rings set up with
+ *           SINGLE_ISSUER and
  *           DEFER_TASKRUN (-u coop: COOP_TASKRUN; -u none: no flags)
  *
  * fd=install: the worker gets a descriptor of its own for the job's file
@@ -444,46 +445,75 @@ static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 	return sqe;
 }
 
+/*
+ * A worker on io_uring: one WORK_BATCH command in flight, taking up to the
+ * worker's batch; at batch 1, two, so that the next job is on its way while
+ * the thread works on the last one (as ublk keeps a fetch per tag: larger
+ * batches carry several jobs already, and a second command there measured
+ * slower at batch 8).
+ */
+#define URING_SLOTS	2
+
+struct uring_slot {
+	struct iopa_done done[IOPA_WORKER_MAX_JOBS];
+	struct iopa_work work[IOPA_WORKER_MAX_JOBS];
+	struct iopa_batch b;
+	struct iopa_uring_batch ub;
+};
+
 static void *uring_worker(void *arg)
 {
 	struct wctx *wc = arg;
-	struct iopa_done done[IOPA_WORKER_MAX_JOBS];
-	struct iopa_work work[IOPA_WORKER_MAX_JOBS];
-	struct iopa_batch b = {
-		.work = (uintptr_t)work, .nr_work = wc->r->wbatch,
-		.done = (uintptr_t)done,
-	};
-	struct iopa_uring_batch ub = { .batch = (uintptr_t)&b };
+	unsigned int per = wc->r->wbatch, k, nslots;
+	struct uring_slot *sl = calloc(URING_SLOTS, sizeof(*sl));
 	struct io_uring ring;
 
-	if (io_uring_queue_init(4, &ring, ring_flags))
+	if (!sl || io_uring_queue_init(2 * URING_SLOTS, &ring, ring_flags))
 		die("worker ring");
-	prep_cmd(get_sqe(&ring), 64, wc->fd, IOPA_URING_CMD_WORK_BATCH,
-		 &ub, sizeof(ub), 0);
-	io_uring_submit(&ring);
+	nslots = per == 1 ? URING_SLOTS : 1;
+	for (k = 0; k < nslots; k++) {
+		sl[k].b.work = (uintptr_t)sl[k].work;
+		sl[k].b.done = (uintptr_t)sl[k].done;
+		sl[k].b.nr_work = per;
+		sl[k].ub.batch = (uintptr_t)&sl[k].b;
+		prep_cmd(get_sqe(&ring), 64, wc->fd, IOPA_URING_CMD_WORK_BATCH,
+			 &sl[k].ub, sizeof(sl[k].ub), k);
+	}
 	while (!atomic_load(&wc->r->stop)) {
 		struct __kernel_timespec ts = { .tv_nsec = 20000000 };
 		struct io_uring_cqe *cqe;
-		int got;
+		unsigned int head, seen = 0;
 
+		/*
+		 * Submit, then wait only if no CQE is there yet: a wait with
+		 * a timeout arms a timer in the kernel every time.
+		 */
+		io_uring_submit(&ring);
 		if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts))
 			continue;
-		got = cqe->res;
-		io_uring_cqe_seen(&ring, cqe);
-		if (got < 0) {
-			fprintf(stderr, "WORK_BATCH: %s\n", strerror(-got));
-			exit(1);
+		io_uring_for_each_cqe(&ring, head, cqe) {
+			struct uring_slot *s = &sl[cqe->user_data];
+			int got = cqe->res;
+
+			seen++;
+			if (got < 0) {
+				fprintf(stderr, "WORK_BATCH: %s\n",
+					strerror(-got));
+				exit(1);
+			}
+			/* Its command is done: its arrays are ours again. */
+			close_owned(s->work, got);
+			done_of(s->done, s->work, got);
+			s->b.nr_done = got;
+			prep_cmd(get_sqe(&ring), 64, wc->fd,
+				 IOPA_URING_CMD_WORK_BATCH, &s->ub,
+				 sizeof(s->ub), cqe->user_data);
 		}
-		/* One command in flight: its arrays are ours again. */
-		close_owned(work, got);
-		done_of(done, work, got);
-		b.nr_done = got;
-		prep_cmd(get_sqe(&ring), 64, wc->fd,
-			 IOPA_URING_CMD_WORK_BATCH, &ub, sizeof(ub), 0);
-		io_uring_submit(&ring);
+		io_uring_cq_advance(&ring, seen);
 	}
 	/* The ring's exit cancels what is parked. */
 	io_uring_queue_exit(&ring);
+	free(sl);
 	return NULL;
 }
 
