@@ -192,6 +192,32 @@ static long iopa_ioc_fetch(struct iopa_worker *w, void __user *argp,
 	return iopa_worker_fetch(w, &arg, &ufetch->work, complete);
 }
 
+static long iopa_ioc_worker_set_files(struct iopa_worker *w,
+				      void __user *argp)
+{
+	s32 fds[IOPA_WORKER_MAX_FILES];
+	struct iopa_worker_files arg;
+	struct file *file;
+	u32 i;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved[0] || arg.reserved[1] ||
+	    arg.nr > IOPA_WORKER_MAX_FILES)
+		return -EINVAL;
+	if (copy_from_user(fds, u64_to_user_ptr(arg.fds),
+			   arg.nr * sizeof(fds[0])))
+		return -EFAULT;
+	/* Each must be open here now; it is looked up again at each use. */
+	for (i = 0; i < arg.nr; i++) {
+		file = fds[i] >= 0 ? fget(fds[i]) : NULL;
+		if (!file)
+			return -EBADF;
+		fput(file);
+	}
+	return iopa_worker_set_files(w, fds, arg.nr);
+}
+
 static long iopa_ioc_work_batch(struct iopa_worker *w, void __user *argp)
 {
 	struct iopa_handout h_stack[IOPA_BATCH_ONSTACK], *h = h_stack;
@@ -256,6 +282,8 @@ long iopa_worker_ioctl(struct iopa_worker *w, unsigned int cmd,
 		return iopa_ioc_fetch(w, argp, true);
 	case IOPA_IOC_WORK_BATCH:
 		return iopa_ioc_work_batch(w, argp);
+	case IOPA_IOC_WORKER_SET_FILES:
+		return iopa_ioc_worker_set_files(w, argp);
 	}
 	return -ENOTTY;
 }

@@ -321,6 +321,11 @@ struct iopa_submitter {
  *	worker when their lease ended, whose COMPLETE answers -ETIME
  * @expired_next: L: the slot of @expired to fill next
  * @borrow: I: takes lent fds (IOPA_WORKER_F_BORROW)
+ * @nr_files: L (written), read without a lock at hand-over: entries used
+ *	in @files
+ * @files: L (written), read without a lock: the fds the worker named
+ *	with IOPA_IOC_WORKER_SET_FILES (each checked at use: a torn read
+ *	costs a job a new fd, nothing more)
  */
 struct iopa_worker {
 	struct iopa_ctx		*ctx;		/* I */
@@ -335,6 +340,8 @@ struct iopa_worker {
 	u64			expired[IOPA_WORKER_EXPIRED]; /* L */
 	u32			expired_next;	/* L */
 	bool			borrow;		/* I */
+	u32			nr_files;	/* L, unlocked reads */
+	s32			files[IOPA_WORKER_MAX_FILES]; /* L, unlocked reads */
 };
 
 /**
@@ -698,6 +705,7 @@ long iopa_worker_batch(struct iopa_worker *w, const struct iopa_done *done,
 long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
 		       struct iopa_work __user *uwork, bool complete);
 int iopa_worker_create(struct iopa_ctx *ctx, u32 flags);
+int iopa_worker_set_files(struct iopa_worker *w, const s32 *fds, u32 nr);
 void iopa_worker_close(struct iopa_worker *w);
 void iopa_job_orphan(struct iopa_kjob *job, struct list_head *gc);
 bool iopa_job_is_new(const struct iopa_kjob *job);

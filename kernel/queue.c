@@ -1184,11 +1184,33 @@ static bool iopa_fd_names(s32 fd, const struct file *file)
 }
 
 /*
+ * The fd by which the current task can use @file, lent: the submitter's
+ * @ufd if it names @file here, else one of those @w named with
+ * IOPA_IOC_WORKER_SET_FILES that does; -1 if none.
+ */
+static s32 iopa_lend_fd(const struct iopa_worker *w, const struct file *file,
+			s32 ufd)
+{
+	u32 i, nr = min_t(u32, READ_ONCE(w->nr_files), IOPA_WORKER_MAX_FILES);
+	s32 fd;
+
+	if (iopa_fd_names(ufd, file))
+		return ufd;
+	for (i = 0; i < nr; i++) {
+		fd = READ_ONCE(w->files[i]);
+		if (fd != ufd && iopa_fd_names(fd, file))
+			return fd;
+	}
+	return -1;
+}
+
+/*
  * What a worker is told of a job just dispatched to it, in @h.  A job
  * lent to a worker that takes lent fds (IOPA_JOB_F_BORROW,
  * IOPA_WORKER_F_BORROW) carries the submitter's fd in h->work.fd: if
- * the hand-over runs in the current task (@here), it is checked now and
- * the job needs no file reference; else the hand-over checks it.
+ * the hand-over runs in the current task (@here), the fd to lend is
+ * found now (iopa_lend_fd()) and the job needs no file reference; else
+ * the hand-over looks.
  */
 static void iopa_job_work(struct iopa_kjob *job, struct iopa_handout *h,
 			  bool here)
@@ -1209,8 +1231,11 @@ static void iopa_job_work(struct iopa_kjob *job, struct iopa_handout *h,
 	 */
 	if ((job->flags & IOPA_JOB_F_BORROW) && job->worker->borrow &&
 	    !job->sub->lease_ns) {
-		if (here && iopa_fd_names(job->ufd, job->file)) {
-			work->fd = job->ufd;
+		s32 fd = here ? iopa_lend_fd(job->worker, job->file, job->ufd) :
+				-1;
+
+		if (fd >= 0) {
+			work->fd = fd;
 			work->flags |= IOPA_WORK_F_BORROWED;
 			h->file = NULL;
 			return;
@@ -1371,10 +1396,9 @@ int iopa_worker_hand_over(struct iopa_worker *w, struct iopa_handout *h,
 
 		/* Lent, not checked yet (dispatched in another task). */
 		if (h[i].file && work->fd >= 0) {
-			if (iopa_fd_names(work->fd, h[i].file))
+			work->fd = iopa_lend_fd(w, h[i].file, work->fd);
+			if (work->fd >= 0)
 				work->flags |= IOPA_WORK_F_BORROWED;
-			else
-				work->fd = -1;
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -1641,6 +1665,30 @@ void iopa_worker_close(struct iopa_worker *w)
 	kfree(w);
 	atomic_long_dec(&iopa_totals.workers);
 	iopa_ctx_put(ctx);
+}
+
+/**
+ * iopa_worker_set_files() - IOPA_IOC_WORKER_SET_FILES
+ * @w: the worker
+ * @fds: the fds, a kernel copy, each open in the calling process
+ * @nr: how many, at most IOPA_WORKER_MAX_FILES (0: none)
+ *
+ * Return: 0, or -EINVAL if @w does not take lent fds.
+ */
+int iopa_worker_set_files(struct iopa_worker *w, const s32 *fds, u32 nr)
+{
+	u32 i;
+
+	if (!w->borrow)
+		return -EINVAL;
+	iopa_ctx_lock(w->ctx);
+	/* Shrunk first, grown last: an unlocked reader sees valid entries. */
+	WRITE_ONCE(w->nr_files, min(w->nr_files, nr));
+	for (i = 0; i < nr; i++)
+		WRITE_ONCE(w->files[i], fds[i]);
+	WRITE_ONCE(w->nr_files, nr);
+	iopa_ctx_unlock(w->ctx);
+	return 0;
 }
 
 /**

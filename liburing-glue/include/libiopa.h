@@ -76,6 +76,7 @@ int iopa_complete(int worker_fd, uint64_t job_id, int res);
 int iopa_complete_and_fetch(int worker_fd, uint64_t job_id, int res,
 			    struct iopa_work *work, unsigned int flags,
 			    uint64_t timeout_ns);
+int iopa_worker_set_files(int worker_fd, const int *fds, unsigned int nr);
 int iopa_work_batch(int worker_fd, const struct iopa_done *done,
 		    unsigned int nr_done, struct iopa_work *work,
 		    unsigned int nr_work, unsigned int flags,

@@ -282,3 +282,14 @@ IOPA_EXPORT int iopa_work_batch(int worker_fd, const struct iopa_done *done,
 		*completed = b.completed;
 	return r;
 }
+
+IOPA_EXPORT int iopa_worker_set_files(int worker_fd, const int *fds,
+				      unsigned int nr)
+{
+	struct iopa_worker_files f;
+
+	memset(&f, 0, sizeof(f));
+	f.fds = (uint64_t)(uintptr_t)fds;
+	f.nr = nr;
+	return iopa_ioctl(worker_fd, IOPA_IOC_WORKER_SET_FILES, &f);
+}

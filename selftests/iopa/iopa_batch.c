@@ -225,6 +225,84 @@ TEST_F(batch, borrow_other_process_gets_new_fd)
 	close(lent);
 }
 
+static int set_files(int wfd, const int *fds, uint32_t nr)
+{
+	struct iopa_worker_files f = { .fds = (uintptr_t)fds, .nr = nr };
+
+	return iopa_ioctl(wfd, IOPA_IOC_WORKER_SET_FILES, &f);
+}
+
+/*
+ * A worker process that has the job's file open at another number, and
+ * named it with WORKER_SET_FILES, is lent that fd: no new fd.
+ */
+TEST_F(batch, set_files_lends_a_named_fd)
+{
+	int lent = dup(self->file), st;
+	pid_t pid;
+
+	ASSERT_LE(0, lent);
+	ASSERT_EQ(2, submit_flags(self->sub, lent, 1, 2, IOPA_JOB_F_BORROW));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct iopa_work w;
+		int mine = lent + 10, next;
+
+		/* the file at another number here; the lent one gone */
+		if (dup2(lent, mine) != mine || close(lent))
+			_exit(2);
+		/* unnamed: a new fd */
+		if (iopa_fetch_nb(self->wrk, &w) || w.flags || w.fd == mine)
+			_exit(3);
+		close(w.fd);
+		if (iopa_complete(self->wrk, w.job_id, 0))
+			_exit(4);
+		if (set_files(self->wrk, &mine, 1))
+			_exit(5);
+		next = iopa_next_fd();
+		if (iopa_fetch_nb(self->wrk, &w) ||
+		    w.flags != IOPA_WORK_F_BORROWED || w.fd != mine ||
+		    iopa_next_fd() != next)
+			_exit(6);
+		_exit(iopa_complete(self->wrk, w.job_id, 0) ? 7 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(lent);
+}
+
+TEST_F(batch, set_files_errors)
+{
+	struct iopa_worker_files f;
+	int fds[IOPA_WORKER_MAX_FILES + 1], i, plain;
+
+	for (i = 0; i <= IOPA_WORKER_MAX_FILES; i++)
+		fds[i] = self->file;
+	EXPECT_EQ(0, set_files(self->wrk, fds, IOPA_WORKER_MAX_FILES));
+	EXPECT_EQ(0, set_files(self->wrk, NULL, 0));	/* forget them */
+	EXPECT_EQ(-EINVAL, set_files(self->wrk, fds, IOPA_WORKER_MAX_FILES + 1));
+	fds[1] = -1;
+	EXPECT_EQ(-EBADF, set_files(self->wrk, fds, 2));
+	fds[1] = 1000000;
+	EXPECT_EQ(-EBADF, set_files(self->wrk, fds, 2));
+	EXPECT_EQ(-EFAULT, set_files(self->wrk, (int *)8, 2));
+	memset(&f, 0, sizeof(f));
+	f.fds = (uintptr_t)fds;
+	f.flags = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->wrk, IOPA_IOC_WORKER_SET_FILES, &f));
+	f.flags = 0;
+	f.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, iopa_ioctl(self->wrk, IOPA_IOC_WORKER_SET_FILES, &f));
+	/* a worker that takes no lent fds */
+	plain = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, plain);
+	EXPECT_EQ(-EINVAL, set_files(plain, fds, 1));
+	EXPECT_EQ(-ENOTTY, set_files(self->sub, fds, 1));
+	close(plain);
+}
+
 TEST_F(batch, worker_create_unknown_flag_einval)
 {
 	EXPECT_EQ(-EINVAL, worker_create_flags(self->ctx,

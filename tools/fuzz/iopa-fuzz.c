@@ -361,6 +361,7 @@ static void do_ioctl(char *buf, char *guarded)
 		IOPA_IOC_SET_ORDER, IOPA_IOC_FETCH, IOPA_IOC_COMPLETE,
 		IOPA_IOC_COMPLETE_AND_FETCH, IOPA_IOC_LIST_SUBMITTERS,
 		IOPA_IOC_SET_LEASE, IOPA_IOC_GET_LEASE, IOPA_IOC_WORK_BATCH,
+		IOPA_IOC_WORKER_SET_FILES,
 	};
 	unsigned long cmd, max;
 	void *argp;
@@ -396,6 +397,20 @@ static void do_ioctl(char *buf, char *guarded)
 		if (!below(8))
 			mutate(a, sizeof(*a));
 		fd = get_fd(below(8) ? K_CTX : K_NONE);
+		break;
+	}
+	case IOPA_IOC_WORKER_SET_FILES: {
+		struct iopa_worker_files *a = (void *)buf;
+		int32_t *fds = (void *)(buf + 64);
+		unsigned int i, n = below(IOPA_WORKER_MAX_FILES + 2);
+
+		for (i = 0; i < n; i++)
+			fds[i] = below(4) ? get_fd(K_FILE) : (int32_t)val();
+		a->fds = (uintptr_t)arg_ptr(fds, n * sizeof(*fds), guarded);
+		a->nr = below(8) ? n : val();
+		if (!below(8))
+			mutate(a, sizeof(*a));
+		fd = get_fd(below(8) ? K_WRK : K_NONE);
 		break;
 	}
 	case IOPA_IOC_WORK_BATCH: {

@@ -43,6 +43,8 @@
 #define IOPA_LIMIT_MAX		4096
 /* Most jobs one worker may hold (fetched, not yet completed) at once. */
 #define IOPA_WORKER_MAX_JOBS	64
+/* Most fds a worker may name with IOPA_IOC_WORKER_SET_FILES. */
+#define IOPA_WORKER_MAX_FILES	16
 
 /* Feature bits reported by IOPA_IOC_GET_FEATURES. */
 /* The ioctl commands of ABI version 1. */
@@ -71,7 +73,7 @@
 #define IOPA_FEAT_LEASE		_BITULL(9)
 /*
  * Borrowed fds: IOPA_JOB_F_BORROW, IOPA_WORKER_F_BORROW,
- * IOPA_WORK_F_BORROWED.
+ * IOPA_WORK_F_BORROWED, IOPA_IOC_WORKER_SET_FILES.
  */
 #define IOPA_FEAT_BORROW	_BITULL(10)
 /*
@@ -150,9 +152,10 @@ struct iopa_worker_create {
  * job's file, until the job's completion is reaped (or its CQE comes).
  * A worker created with IOPA_WORKER_F_BORROW in whose file table, when
  * it is handed the job, @fd names that same file (a thread of the
- * submitting process, say) is given @fd itself, with
- * IOPA_WORK_F_BORROWED, instead of a new fd; any other worker gets a
- * new fd as usual.
+ * submitting process, say), or one of the fds it named with
+ * IOPA_IOC_WORKER_SET_FILES does (a worker process that has the file
+ * open already), is given that fd itself, with IOPA_WORK_F_BORROWED,
+ * instead of a new fd; any other worker gets a new fd as usual.
  */
 #define IOPA_JOB_F_BORROW	0x2U
 #define IOPA_JOB_F_MASK		(IOPA_JOB_F_NO_REQUEUE | IOPA_JOB_F_BORROW)
@@ -582,6 +585,27 @@ struct iopa_fetch {
 };
 
 /**
+ * struct iopa_worker_files - argument of IOPA_IOC_WORKER_SET_FILES
+ * @fds: user pointer to @nr fds of the calling process: files that jobs
+ *	lent with IOPA_JOB_F_BORROW may name, which the worker keeps open
+ * @nr: 0..IOPA_WORKER_MAX_FILES; 0 forgets the fds named before
+ * @flags: zero (no flags are defined yet)
+ * @reserved: zero
+ *
+ * The fds replace those named before.  A lent job whose file one of them
+ * names in the worker's file table when it is handed over comes with
+ * that fd (IOPA_WORK_F_BORROWED); each is looked up again then, so an fd
+ * closed or reused since only costs the job a new fd.  Only for workers
+ * created with IOPA_WORKER_F_BORROW (IOPA_FEAT_BORROW).
+ */
+struct iopa_worker_files {
+	__u64	fds;
+	__u32	nr;
+	__u32	flags;
+	__u64	reserved[2];
+};
+
+/**
  * struct iopa_batch - argument of IOPA_IOC_WORK_BATCH, and the buffer
  *	IOPA_URING_CMD_WORK_BATCH points at (IOPA_FEAT_BATCH)
  * @done: user pointer to @nr_done struct iopa_done: jobs this worker
@@ -866,5 +890,7 @@ struct iopa_uring_reap {
 #define IOPA_IOC_COMPLETE_AND_FETCH \
 	_IOWR(IOPA_IOC_MAGIC, 0x22, struct iopa_fetch)
 #define IOPA_IOC_WORK_BATCH	_IOWR(IOPA_IOC_MAGIC, 0x23, struct iopa_batch)
+#define IOPA_IOC_WORKER_SET_FILES \
+	_IOW(IOPA_IOC_MAGIC, 0x24, struct iopa_worker_files)
 
 #endif /* _UAPI_LINUX_IOPA_H */

@@ -76,6 +76,7 @@ static void each_wrapper(int fd, int want)
 	memset(&work, 0x5a, sizeof(work));
 	EXPECT_ERR(want, iopa_complete_and_fetch(fd, 1, 0, &work, 0, 0));
 	CHECK(work.fd == -1);
+	EXPECT_ERR(want, iopa_worker_set_files(fd, NULL, 0));
 	flags = 777;
 	EXPECT_ERR(want, iopa_work_batch(fd, NULL, 0, &work, 1, 0, 0, &flags));
 	CHECK(flags == 0);	/* the count the (failed) call left: none */
