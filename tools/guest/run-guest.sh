@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boot a Debian cloud kernel under QEMU (TCG) with an initramfs that runs
-# SCRIPT, stream the console, and judge the run.
+# Boot a Debian cloud kernel under QEMU with an initramfs that runs
+# SCRIPT, stream the console, and judge the run.  KVM where it runs our
+# guests (tools/guest/probe-accel.sh probes once per host and caches the
+# answer; IOPA_ACCEL=kvm|tcg overrides), else TCG.
 #
 #   tools/guest/run-guest.sh [--series 6.12|6.1] [--timeout SECS] [--mem MB]
 #       [--smp N] [--disk SIZE_MB] [--disk-opts OPTS] [--ko PATH]
@@ -99,7 +101,13 @@ cmdline="$cmdline sysctl.kernel.hung_task_timeout_secs=60 watchdog_thresh=30"
 cmdline="$cmdline rcupdate.rcu_cpu_stall_timeout=60 rdinit=/init"
 cmdline="$cmdline ${APPEND}"
 
-echo "run-guest: $KVER, $SMP vCPU, $MEM MB, timeout ${TIMEOUT}s, log $LOG" >&2
+accel=$("$TOP/tools/guest/probe-accel.sh" "$VMLINUZ")
+if [ "$accel" = kvm ]; then
+	accel_args=(-accel kvm -cpu host)
+else
+	accel_args=(-accel tcg,thread=multi -cpu max)
+fi
+echo "run-guest: $KVER, $SMP vCPU, $MEM MB, ${accel^^}, timeout ${TIMEOUT}s, log $LOG" >&2
 start=$(date +%s.%N)
 # A guest that crashes before it reaches /init (seen once in ~40 boots:
 # an int3 oops in sched_clock_cpu under TCG) has not loaded the module
@@ -108,7 +116,7 @@ for attempt in 1 2; do
 	set +e
 	# -serial stdio with stdin from /dev/null: nothing touches the terminal.
 	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
-		-accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
+		"${accel_args[@]}" -smp "$SMP" -m "$MEM" \
 		-display none -vga none -monitor none -serial stdio \
 		-no-reboot -nodefaults \
 		-kernel "$VMLINUZ" -initrd "$initrd" -append "$cmdline" \
