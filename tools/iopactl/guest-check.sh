@@ -46,7 +46,7 @@ CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
 S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
-PLAN=29
+PLAN=31
 TUNABLES="max_jobs max_submitters max_workers max_total_jobs
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
@@ -273,12 +273,12 @@ else
 	skip "status as nobody, /dev/iopa 0666" "cannot run as uid $NOBODY, or no $NODE"
 fi
 
-# --- 21-24: watch ---------------------------------------------------------------------
+# --- 21-26: watch ---------------------------------------------------------------------
 # A bracket workload (the default policy, whatever the guest's is now),
 # running for a second: its cycles have ended, with their times.
 echo bracket >$S/default_policy
 if start_load --seconds 60 --workers 2 && usleep 1000000; then
-	ctl watch --count 2 --interval 300
+	ctl watch --count 2 --interval 0.3
 	frames=$(grep -c '^iopa  jobs/s' "$W/out")
 	long=$(awk 'length($0) > 80' "$W/out" | wc -l)
 	[ $rc = 0 ] && [ "$frames" = 2 ]
@@ -293,6 +293,21 @@ if start_load --seconds 60 --workers 2 && usleep 1000000; then
 	ok $? "watch: the workload's policy 'brkt', its SVC (ms) >= 2 (its jobs sleep 2 ms)"
 	show "$W/out" 8
 	[ $rc = 0 ] || show "$W/err"
+	ctl watch -n2 -i0.2 --lines
+	# Titles once, then per interval a stamped line per submitter with
+	# 13 fields: TIME CTX.SUB PID COMM POLICY MODE ... WAIT_MS SVC_MS.
+	[ $rc = 0 ] && [ "$(grep -c '^TIME ' "$W/out")" = 1 ] &&
+		[ "$(grep -c ' ctl-load ' "$W/out")" = 2 ] &&
+		awk '/ ctl-load / { n = split($0, f, " ");
+			if (n != 13 || f[5] != "bracket" ||
+			    f[1] !~ /^[0-9]+-[0-9]+-[0-9]+T[0-9:]+$/) bad = 1 }
+			END { exit bad }' "$W/out"
+	ok $? "watch -n2 -i0.2 --lines: titles once, 2 stamped lines of 13 fields for the workload"
+	ctl watch --count=2 --interval=200ms --json
+	[ $rc = 0 ] && [ "$(wc -l <"$W/out")" = 2 ] &&
+		[ "$(grep -c '^{"time_ms":[0-9]*,"loaded":true,.*"comm":"ctl-load".*}$' "$W/out")" = 2 ]
+	ok $? "watch --json: 2 lines, each one JSON object with time_ms and the workload"
+	show "$W/out" 2
 	stop_load
 else
 	stop_load
@@ -300,10 +315,12 @@ else
 	ok 1 "watch: line length (no workload)"
 	ok 1 "watch: the workload's submitter (no workload)"
 	ok 1 "watch: policy and SVC (no workload)"
+	ok 1 "watch --lines (no workload)"
+	ok 1 "watch --json (no workload)"
 fi
 echo "$old_default_policy" >$S/default_policy
 
-# --- 25-28: trace -------------------------------------------------------------------------
+# --- 27-30: trace -------------------------------------------------------------------------
 # Short cycles, a low start and room to grow: the iopa policy doubles
 # the limit at the end of its first cycle with demand.
 trace_run() {	# OPTIONS...: a limit change while a new workload starts
@@ -359,7 +376,7 @@ else
 	skip "trace --json: enable restored" "no tracefs"
 fi
 
-# --- 29: everything back ----------------------------------------------------------------------
+# --- 31: everything back ----------------------------------------------------------------------
 restore
 bad=
 for t in $TUNABLES; do

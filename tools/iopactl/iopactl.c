@@ -6,7 +6,7 @@
  *                                      submitters of every context
  *   iopactl set NAME=VALUE...          write tunables
  *   iopactl get NAME                   read one
- *   iopactl watch|top [--interval MS] [--count N]
+ *   iopactl watch|top [--interval SECONDS] [--count N] [--lines|--json]
  *   iopactl trace [--count N] [--json] follow iopa_limit_change
  *
  * See iopactl.8.  The layout of this directory is described in iopactl.h.
@@ -233,9 +233,30 @@ static int watch_wait(int keys, uint32_t ms, const sigset_t *mask)
 	}
 }
 
+/* The local time as "2026-11-27T01:02:03", for watch --lines. */
+static void stamp_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+}
+
+static int64_t epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int cmd_watch(const struct ctl_opts *o)
 {
-	int tty_out = isatty(STDOUT_FILENO), keys = isatty(STDIN_FILENO);
+	int stream = o->lines || o->json;
+	int tty_out = !stream && isatty(STDOUT_FILENO);
+	int keys = !stream && isatty(STDIN_FILENO);
 	char (*lines)[CTL_WATCH_MAX_COLS + 1] = NULL;
 	struct ctl_snapshot s;
 	struct ctl_screen scr;
@@ -274,6 +295,17 @@ static int cmd_watch(const struct ctl_opts *o)
 			close(fd);
 			fd = -1;
 		}
+		if (stream) {
+			char stamp[32];
+
+			if (o->json) {
+				ctl_render_watch_json(stdout, &s, epoch_ms());
+			} else {
+				stamp_now(stamp, sizeof(stamp));
+				ctl_render_watch_lines(stdout, &s, stamp, !frames);
+			}
+			goto shown;
+		}
 		ctl_term_size(STDOUT_FILENO, &rows, &cols);
 		if (rows > max_rows) {
 			void *p = realloc(lines, rows * sizeof(*lines));
@@ -299,6 +331,7 @@ static int cmd_watch(const struct ctl_opts *o)
 			if (!tty_out || i + 1 < scr.nr)
 				putchar('\n');
 		}
+shown:
 		if (fflush(stdout) || ferror(stdout)) {
 			rc = CTL_EXIT_FAIL;
 			break;

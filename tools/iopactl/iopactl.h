@@ -106,8 +106,11 @@ struct ctl_assign {
 /**
  * struct ctl_opts - a parsed command line
  * @cmd: CTL_CMD_*
- * @json: --json (status, trace)
- * @interval_ms: watch --interval, 0 for the default (normal_cycle_ms)
+ * @json: --json (status, trace; watch: one JSON object per line and
+ *	interval)
+ * @lines: watch --lines: one line per submitter and interval, no screen
+ * @interval_ms: watch --interval (given in seconds), 0 for the default
+ *	(normal_cycle_ms)
  * @count: watch/trace --count, 0 for no limit
  * @get_name: get: the file, relative to the sysfs directory
  *	("max_jobs", "stats/submitted")
@@ -117,6 +120,7 @@ struct ctl_assign {
 struct ctl_opts {
 	enum ctl_cmd		cmd;
 	int			json;
+	int			lines;
 	uint32_t		interval_ms;
 	uint64_t		count;
 	const char		*get_name;
@@ -140,6 +144,12 @@ int ctl_parse_assign(const char *arg, struct ctl_assign *a,
 int ctl_parse_u64(const char *s, uint64_t *out);
 
 /*
+ * A duration: seconds with up to 3 decimals ("2", "0.5", "1.25s") or
+ * milliseconds with an "ms" suffix ("250ms"); 0 and -1 on error.
+ */
+int ctl_parse_duration_ms(const char *s, uint64_t *ms);
+
+/*
  * The message for a write of @a refused with @err (a positive errno):
  * "max_jobs=0: invalid value (range 1..1048576)", "max_jobs=5: need
  * root (Permission denied)", ...
@@ -160,10 +170,13 @@ size_t ctl_utf8_seq_len(const unsigned char *s, size_t len);
 struct ctl_jw {
 	FILE		*f;
 	int		depth;
+	int		compact;
 	int		first[32];
 };
 
 void ctl_jw_init(struct ctl_jw *w, FILE *f);
+/* The same, all on one line (JSON lines): no newline but the last. */
+void ctl_jw_init_compact(struct ctl_jw *w, FILE *f);
 void ctl_jw_obj_begin(struct ctl_jw *w, const char *key);
 void ctl_jw_obj_end(struct ctl_jw *w);
 void ctl_jw_arr_begin(struct ctl_jw *w, const char *key);
@@ -280,6 +293,20 @@ size_t ctl_snapshot_notes(const struct ctl_snapshot *s, char (*notes)[256],
 
 void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s);
 void ctl_render_status_json(FILE *f, const struct ctl_snapshot *s);
+/*
+ * watch --json: one line, an object with the time (@time_ms, Unix epoch
+ * milliseconds), whether the module is loaded, its totals and its
+ * submitters as in status --json.
+ */
+void ctl_render_watch_json(FILE *f, const struct ctl_snapshot *s,
+			   int64_t time_ms);
+/*
+ * watch --lines: the column titles if @titles, then one line per
+ * submitter (by ctx, sub), each starting with @stamp; "STAMP -" and a
+ * note when there is none to show.
+ */
+void ctl_render_watch_lines(FILE *f, const struct ctl_snapshot *s,
+			    const char *stamp, int titles);
 
 /*
  * Copy the comm @comm (at most 16 bytes, NUL terminated or not) to @out

@@ -96,6 +96,12 @@ void ctl_jw_init(struct ctl_jw *w, FILE *f)
 	w->first[0] = 1;
 }
 
+void ctl_jw_init_compact(struct ctl_jw *w, FILE *f)
+{
+	ctl_jw_init(w, f);
+	w->compact = 1;
+}
+
 /* Comma, newline and indentation before a member; then its key. */
 static void jw_member(struct ctl_jw *w, const char *key)
 {
@@ -104,14 +110,16 @@ static void jw_member(struct ctl_jw *w, const char *key)
 	if (w->depth > 0) {
 		if (!w->first[w->depth])
 			putc(',', w->f);
-		putc('\n', w->f);
-		for (i = 0; i < w->depth; i++)
-			fputs("  ", w->f);
+		if (!w->compact) {
+			putc('\n', w->f);
+			for (i = 0; i < w->depth; i++)
+				fputs("  ", w->f);
+		}
 	}
 	w->first[w->depth] = 0;
 	if (key) {
 		ctl_json_string(w->f, key, strlen(key));
-		fputs(": ", w->f);
+		fputs(w->compact ? ":" : ": ", w->f);
 	}
 }
 
@@ -130,7 +138,7 @@ static void jw_close(struct ctl_jw *w, char c)
 
 	if (w->depth > 0)
 		w->depth--;
-	if (!empty) {
+	if (!empty && !w->compact) {
 		putc('\n', w->f);
 		for (i = 0; i < w->depth; i++)
 			fputs("  ", w->f);

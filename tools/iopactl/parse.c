@@ -5,6 +5,7 @@
  * host tests (test-iopactl.c) drive these functions directly.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,20 +238,27 @@ void ctl_set_error_message(const struct ctl_assign *a, int err,
 /* ---- the command line ----------------------------------------------------- */
 
 const char ctl_usage_text[] =
-	"usage: iopactl status [--json]\n"
+	"usage: iopactl status [-j|--json]\n"
 	"       iopactl set NAME=VALUE [NAME=VALUE...]\n"
 	"       iopactl get NAME\n"
-	"       iopactl watch|top [--interval MS] [--count N]\n"
-	"       iopactl trace [--count N] [--json]\n"
-	"       iopactl --help | --version\n"
+	"       iopactl watch|top [-i|--interval SECONDS] [-n|--count N]\n"
+	"                         [-l|--lines | -j|--json]\n"
+	"       iopactl trace [-n|--count N] [-j|--json]\n"
+	"       iopactl -h|--help | -V|--version\n"
 	"\n"
 	"  status     module version, ABI features, tunables, totals and the\n"
 	"             submitters of every context (root: CAP_SYS_ADMIN)\n"
 	"  set        write tunables in order, stopping at the first refusal\n"
 	"  get        print one tunable, or stats/NAME\n"
 	"  watch      a live view, one line per submitter by bytes/s\n"
-	"             (q or Ctrl-C quits; default interval: normal_cycle_ms)\n"
+	"             (q or Ctrl-C quits; default interval: normal_cycle_ms);\n"
+	"             --lines: a line per submitter and interval, for logs;\n"
+	"             --json: a JSON object per interval, one per line\n"
 	"  trace      follow the iopa_limit_change trace event (root)\n"
+	"\n"
+	"  SECONDS may have decimals (0.5) or be given in ms (250ms);\n"
+	"  options take their value joined or apart (-n1, -n 1, --count=1);\n"
+	"  -- ends the options\n"
 	"\n"
 	"tunables (/sys/class/misc/iopa/):\n"
 	"  max_jobs 1..1048576        max_submitters 1..65536\n"
@@ -264,39 +272,132 @@ const char ctl_usage_text[] =
 	"\n"
 	"exit status: 0 ok, 1 refused by the kernel or failed, 2 usage\n";
 
-/* "--name VALUE" or "--name=VALUE" (and the short form "-x VALUE"). */
-static const char *opt_value(int argc, char **argv, int *i,
-			     const char *lng, const char *shrt)
+int ctl_parse_duration_ms(const char *s, uint64_t *ms)
 {
-	const char *a = argv[*i];
-	size_t n = strlen(lng);
+	uint64_t whole = 0, frac = 0;
+	unsigned int decimals = 0;
+	const char *p = s;
 
-	if (!strncmp(a, lng, n) && a[n] == '=')
-		return a + n + 1;
-	if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
-		if (*i + 1 >= argc)
-			return "";
-		return argv[++*i];
+	if (!*p)
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > 100000000)
+			return -ERANGE;
 	}
-	return NULL;
+	if (!strcmp(p, "ms")) {
+		if (p == s)
+			return -EINVAL;
+		*ms = whole;
+		return 0;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			if (++decimals > 3)
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+		}
+		if (!decimals)
+			return -EINVAL;
+	} else if (p == s) {
+		return -EINVAL;
+	}
+	if (*p && strcmp(p, "s"))
+		return -EINVAL;
+	while (decimals++ < 3)
+		frac *= 10;
+	*ms = whole * 1000 + frac;
+	return 0;
 }
 
-static int is_help(const char *a)
+/*
+ * The command's options, with getopt_long(3): argv[0] is the command.
+ * Options and operands may mix; "--" ends the options.  Returns the
+ * index of the first operand, or -1 after setting @err.
+ */
+static int parse_opts(int argc, char **argv, const char *shorts,
+		      const struct option *longs, struct ctl_opts *o,
+		      char *err, size_t errlen)
 {
-	return !strcmp(a, "-h") || !strcmp(a, "--help");
+	const char *cmd = argv[0];
+	uint64_t n;
+	int c;
+
+	optind = 0;	/* glibc: start afresh (parsed more than once) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json = 1;
+			break;
+		case 'l':
+			o->lines = 1;
+			break;
+		case 'i':
+			if (ctl_parse_duration_ms(optarg, &n) || n < 1 ||
+			    n > 3600000) {
+				fail(err, errlen,
+				     "--interval: expected seconds, 0.001..3600 (or 250ms), not '%s'",
+				     optarg);
+				return -1;
+			}
+			o->interval_ms = (uint32_t)n;
+			break;
+		case 'n':
+			if (ctl_parse_u64(optarg, &n) || n < 1) {
+				fail(err, errlen,
+				     "--count: expected a number >= 1, not '%s'",
+				     optarg);
+				return -1;
+			}
+			o->count = n;
+			break;
+		case ':':
+			fail(err, errlen, "%s: option '%s' needs a value", cmd,
+			     argv[optind - 1]);
+			return -1;
+		default:
+			fail(err, errlen, "%s: unexpected argument '%s'", cmd,
+			     argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (o->json && o->lines) {
+		fail(err, errlen, "%s: --lines and --json exclude each other",
+		     cmd);
+		return -1;
+	}
+	return optind;
 }
 
 int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		      char *err, size_t errlen)
 {
-	const char *cmd, *v;
-	uint64_t n;
-	int i;
+	static const struct option status_opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option watch_opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "lines", no_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option trace_opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	int cargc, first, i;
+	const char *cmd;
+	char **cargv;
 
 	memset(o, 0, sizeof(*o));
 	err[0] = '\0';
-	for (i = 1; i < argc; i++)
-		if (is_help(argv[i])) {
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			o->cmd = CTL_CMD_HELP;
 			return CTL_EXIT_OK;
 		}
@@ -313,29 +414,36 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		o->cmd = CTL_CMD_HELP;
 		return CTL_EXIT_OK;
 	}
+	/* The command's own argv: its name, then its arguments. */
+	cargc = argc - 1;
+	cargv = argv + 1;
 
 	if (!strcmp(cmd, "status")) {
 		o->cmd = CTL_CMD_STATUS;
-		for (i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-				o->json = 1;
-			else
-				return fail(err, errlen,
-					    "status: unexpected argument '%s'",
-					    argv[i]);
-		}
+		first = parse_opts(cargc, cargv, "+j", status_opts, o, err,
+				   errlen);
+		if (first < 0)
+			return CTL_EXIT_USAGE;
+		if (first < cargc)
+			return fail(err, errlen,
+				    "status: unexpected argument '%s'",
+				    cargv[first]);
 		return CTL_EXIT_OK;
 	}
 
 	if (!strcmp(cmd, "set")) {
 		o->cmd = CTL_CMD_SET;
-		if (argc < 3)
+		/* NAME=VALUE operands only; "--" may come first. */
+		first = parse_opts(cargc, cargv, "+", none, o, err, errlen);
+		if (first < 0)
+			return CTL_EXIT_USAGE;
+		if (first >= cargc)
 			return fail(err, errlen, "set: no NAME=VALUE given");
-		o->assign = calloc((size_t)(argc - 2), sizeof(*o->assign));
+		o->assign = calloc((size_t)(cargc - first), sizeof(*o->assign));
 		if (!o->assign)
 			return fail(err, errlen, "out of memory");
-		for (i = 2; i < argc; i++) {
-			int r = ctl_parse_assign(argv[i],
+		for (i = first; i < cargc; i++) {
+			int r = ctl_parse_assign(cargv[i],
 						 &o->assign[o->nr_assign],
 						 err, errlen);
 
@@ -350,9 +458,12 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		const char *name;
 
 		o->cmd = CTL_CMD_GET;
-		if (argc != 3)
+		first = parse_opts(cargc, cargv, "+", none, o, err, errlen);
+		if (first < 0)
+			return CTL_EXIT_USAGE;
+		if (cargc - first != 1)
 			return fail(err, errlen, "get: give exactly one NAME");
-		name = argv[2];
+		name = cargv[first];
 		if (!strncmp(name, "stats/", 6) || !strncmp(name, "stats.", 6)) {
 			if (ctl_total_index(name + 6) < 0)
 				return fail(err, errlen,
@@ -371,31 +482,14 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		int watch = strcmp(cmd, "trace") != 0;
 
 		o->cmd = watch ? CTL_CMD_WATCH : CTL_CMD_TRACE;
-		for (i = 2; i < argc; i++) {
-			if (watch &&
-			    (v = opt_value(argc, argv, &i, "--interval", "-i"))) {
-				if (ctl_parse_u64(v, &n) || n < 1 ||
-				    n > 3600000)
-					return fail(err, errlen,
-						    "--interval: expected milliseconds, 1..3600000, not '%s'",
-						    v);
-				o->interval_ms = (uint32_t)n;
-			} else if ((v = opt_value(argc, argv, &i, "--count",
-						  "-n"))) {
-				if (ctl_parse_u64(v, &n) || n < 1)
-					return fail(err, errlen,
-						    "--count: expected a number >= 1, not '%s'",
-						    v);
-				o->count = n;
-			} else if (!watch && (!strcmp(argv[i], "--json") ||
-					      !strcmp(argv[i], "-j"))) {
-				o->json = 1;
-			} else {
-				return fail(err, errlen,
-					    "%s: unexpected argument '%s'",
-					    cmd, argv[i]);
-			}
-		}
+		first = parse_opts(cargc, cargv, watch ? "+:i:n:lj" : "+:n:j",
+				   watch ? watch_opts : trace_opts, o, err,
+				   errlen);
+		if (first < 0)
+			return CTL_EXIT_USAGE;
+		if (first < cargc)
+			return fail(err, errlen, "%s: unexpected argument '%s'",
+				    cmd, cargv[first]);
 		return CTL_EXIT_OK;
 	}
 

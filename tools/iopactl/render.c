@@ -640,6 +640,85 @@ void ctl_watch_layout(const struct ctl_snapshot *s, unsigned int rows,
 	free(order);
 }
 
+/* ---- watch --lines and --json ----------------------------------------------------------- */
+
+void ctl_render_watch_lines(FILE *f, const struct ctl_snapshot *s,
+			    const char *stamp, int titles)
+{
+	char notes[4][256];
+	size_t i;
+
+	if (titles)
+		fprintf(f, "%-19s %7s %7s %-15s %-9s %-6s %5s %5s %5s %12s %9s %9s %9s\n",
+			"TIME", "CTX.SUB", "PID", "COMM", "POLICY", "MODE",
+			"LIMIT", "INFL", "PEND", "BYTES/S", "JOBS/S", "WAIT_MS",
+			"SVC_MS");
+	if (!s->module_loaded) {
+		fprintf(f, "%-19s - (module not loaded)\n", stamp);
+		return;
+	}
+	if (!s->nr) {
+		if (ctl_snapshot_notes(s, notes, ARRAY_SIZE(notes)))
+			fprintf(f, "%-19s - (%s)\n", stamp, notes[0]);
+		else
+			fprintf(f, "%-19s - (no submitters)\n", stamp);
+		return;
+	}
+	for (i = 0; i < s->nr; i++) {
+		const struct iopa_sub_info *si = &s->subs[i];
+		const struct iopa_state *st = &si->state;
+		const char *mode = ctl_mode_name(st->mode);
+		const char *pol = ctl_policy_name(st->policy);
+		char id[32], comm[17], wt[16] = "-", sv[16] = "-";
+		int cyc, svc;
+
+		snprintf(id, sizeof(id), "%u.%u", si->ctx_id, si->sub_id);
+		ctl_sanitize_comm(si->comm, comm, sizeof(comm));
+		for (cyc = 0; comm[cyc]; cyc++)	/* one field per column */
+			if (comm[cyc] == ' ')
+				comm[cyc] = '_';
+		times_known(s, st, &cyc, &svc);
+		if (cyc)
+			snprintf(wt, sizeof(wt), "%u.%03u", st->wait_us / 1000,
+				 st->wait_us % 1000);
+		if (svc)
+			snprintf(sv, sizeof(sv), "%u.%03u", st->svc_us / 1000,
+				 st->svc_us % 1000);
+		fprintf(f, "%-19s %7s %7d %-15s %-9s %-6s %5u %5u %5u %12llu %9llu %9s %9s\n",
+			stamp, id, si->pid, comm, pol ? pol : "?",
+			mode ? mode : "?", st->limit, st->inflight, st->pending,
+			(unsigned long long)st->bytes_per_s,
+			(unsigned long long)st->jobs_per_s, wt, sv);
+	}
+}
+
+void ctl_render_watch_json(FILE *f, const struct ctl_snapshot *s,
+			   int64_t time_ms)
+{
+	char notes[4][256];
+	struct ctl_jw w;
+	size_t i, n;
+
+	ctl_jw_init_compact(&w, f);
+	ctl_jw_obj_begin(&w, NULL);
+	ctl_jw_s64(&w, "time_ms", time_ms);
+	ctl_jw_bool(&w, "loaded", s->module_loaded);
+	ctl_jw_obj_begin(&w, "totals");
+	for (i = 0; i < CTL_NR_TOTALS; i++)
+		json_value(&w, ctl_totals[i], &s->tot[i], 0);
+	ctl_jw_obj_end(&w);
+	ctl_jw_arr_begin(&w, "submitters");
+	for (i = 0; i < s->nr; i++)
+		json_sub(&w, &s->subs[i], ctl_has_times(s), has_share(s));
+	ctl_jw_arr_end(&w);
+	n = ctl_snapshot_notes(s, notes, ARRAY_SIZE(notes));
+	ctl_jw_arr_begin(&w, "notes");
+	for (i = 0; i < n; i++)
+		ctl_jw_str(&w, NULL, notes[i]);
+	ctl_jw_arr_end(&w);
+	ctl_jw_obj_end(&w);
+}
+
 /* ---- trace events -------------------------------------------------------------------- */
 
 /* "12345.678901" or "12345": a JSON number without sign or exponent. */

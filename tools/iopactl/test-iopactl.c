@@ -162,15 +162,27 @@ static void test_cmdline(void)
 		{ { "get", "bogus" }, 2, 0, "bogus: unknown tunable" },
 		{ { "get", "max_jobs", "max_workers" }, 2, 0, "exactly one" },
 		{ { "watch" }, 0, CTL_CMD_WATCH, NULL },
-		{ { "top", "--interval", "250", "--count", "3" }, 0, CTL_CMD_WATCH, NULL },
+		{ { "top", "--interval", "0.25", "--count", "3" }, 0, CTL_CMD_WATCH, NULL },
 		{ { "watch", "--interval=5", "-n", "2" }, 0, CTL_CMD_WATCH, NULL },
+		{ { "watch", "-n1", "-i0.5" }, 0, CTL_CMD_WATCH, NULL },
+		{ { "watch", "--count=2", "--lines" }, 0, CTL_CMD_WATCH, NULL },
+		{ { "watch", "-i", "250ms", "-l" }, 0, CTL_CMD_WATCH, NULL },
 		{ { "watch", "--interval", "0" }, 2, 0, "--interval" },
-		{ { "watch", "--interval", "3600001" }, 2, 0, "--interval" },
+		{ { "watch", "--interval", "3600.001" }, 2, 0, "--interval" },
 		{ { "watch", "--interval", "1e3" }, 2, 0, "--interval" },
+		{ { "watch", "--interval", "1.2345" }, 2, 0, "--interval" },
+		{ { "watch", "--interval", "." }, 2, 0, "--interval" },
+		{ { "watch", "--interval", ".5" }, 0, CTL_CMD_WATCH, NULL },
 		{ { "watch", "--interval" }, 2, 0, "--interval" },
 		{ { "watch", "--count", "0" }, 2, 0, "--count" },
 		{ { "watch", "--count", "-1" }, 2, 0, "--count" },
-		{ { "watch", "--json" }, 2, 0, "unexpected argument" },
+		{ { "watch", "--json" }, 0, CTL_CMD_WATCH, NULL },
+		{ { "watch", "--json", "--lines" }, 2, 0, "exclude each other" },
+		{ { "watch", "--bogus" }, 2, 0, "unexpected argument '--bogus'" },
+		{ { "watch", "--", "-n1" }, 2, 0, "unexpected argument '-n1'" },
+		{ { "status", "--", "--json" }, 2, 0, "unexpected argument '--json'" },
+		{ { "get", "--", "max_jobs" }, 0, CTL_CMD_GET, NULL },
+		{ { "set", "--", "max_jobs=5" }, 0, CTL_CMD_SET, NULL },
 		{ { "trace" }, 0, CTL_CMD_TRACE, NULL },
 		{ { "trace", "--count", "1", "--json" }, 0, CTL_CMD_TRACE, NULL },
 		{ { "trace", "--interval", "5" }, 2, 0, "unexpected argument" },
@@ -203,14 +215,24 @@ static void test_cmdline(void)
 
 	/* The values land where they belong. */
 	{
-		char *argv[] = { "iopactl", "top", "--interval", "250",
+		char *argv[] = { "iopactl", "top", "--interval", "0.25",
 				 "--count", "3", NULL };
+		char *argv2[] = { "iopactl", "watch", "-n1", "-i1.5s", "-j",
+				  NULL };
+		char *argv3[] = { "iopactl", "watch", "-i", "250ms", NULL };
 		char err[256];
 		struct ctl_opts o;
 
 		ctl_parse_cmdline(6, argv, &o, err, sizeof(err));
 		ok(o.interval_ms == 250 && o.count == 3,
-		   "watch --interval 250 --count 3: interval 250, count 3");
+		   "watch --interval 0.25 --count 3: 250 ms, count 3");
+		ctl_opts_free(&o);
+		ctl_parse_cmdline(5, argv2, &o, err, sizeof(err));
+		ok(o.interval_ms == 1500 && o.count == 1 && o.json && !o.lines,
+		   "watch -n1 -i1.5s -j: 1500 ms, count 1, JSON lines");
+		ctl_opts_free(&o);
+		ctl_parse_cmdline(4, argv3, &o, err, sizeof(err));
+		ok(o.interval_ms == 250, "watch -i 250ms: 250 ms");
 		ctl_opts_free(&o);
 	}
 	{
@@ -1508,7 +1530,7 @@ static void test_fake_device(void)
 		   "fake device: /dev/iopa not openable (EACCES): sysfs part shown, note says root is needed");
 	}
 	{
-		static const char *const w[] = { "watch", "--count", "3", "--interval", "10", NULL };
+		static const char *const w[] = { "watch", "--count", "3", "--interval", "0.01", NULL };
 		const char *env[] = { pre, env_dir, "FAKE_IOPA_LIST=all", "FAKE_IOPA_NSUBS=100", NULL };
 		char *p, *line;
 		int lines = 0, longest = 0, frames = 0;

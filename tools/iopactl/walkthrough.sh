@@ -23,7 +23,7 @@ say status
 say set max_limit=8
 "$L" run --seconds 40 --workers 16 --policy iopa >/tmp/load.out 2>&1 &
 sleep 3
-say watch --count 3 --interval 1000
+say watch --count 3 --interval 1
 say set max_limit=64 fast_cap=16
 say trace --count 6
 say watch --count 1
