@@ -149,6 +149,7 @@ tools: deps
 		echo "tools: no tools/iopa-demo/Makefile yet, nothing to build"; \
 	fi
 	$(MAKE) -C $(TOP)/liburing-glue
+	$(MAKE) -C $(TOP)/liburing-glue examples
 	$(MAKE) -C $(TOP)/tools/iopa-sum
 	$(MAKE) -C $(TOP)/tools/bench
 	$(MAKE) -C $(TOP)/tools/fuzz

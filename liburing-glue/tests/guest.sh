@@ -60,6 +60,10 @@ for p in libiopa_wrappers libiopa_pool libiopa_uring; do
 	fi
 done
 
+if [ -f /iopa/liburing-glue/examples/run.sh ]; then
+	run examples timeout -s KILL 300 sh /iopa/liburing-glue/examples/run.sh
+fi
+
 if [ -x "$S/check.sh" ]; then
 	run iopa-sum-check timeout -s KILL 900 sh "$S/check.sh" \
 		"${LIBIOPA_SUM_FILES:-10000}"

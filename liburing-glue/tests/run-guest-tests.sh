@@ -35,6 +35,7 @@ KSFT_INC=${KSFT_INC:-$TOP/.cache/ksrc/tools/testing/selftests}
 mk() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s "$@"; }
 mk -C "$TOP/liburing-glue" all
 mk -C "$TOP/liburing-glue" tests KSFT_INC="$KSFT_INC"
+mk -C "$TOP/liburing-glue" examples
 mk -C "$TOP/tools/iopa-sum" all
 ko=$("$TOP/tools/guest/build-module.sh" "$SERIES" 2>/dev/null) || {
 	echo "run-guest-tests: module build failed: build/kbuild/$SERIES/build.log" >&2
@@ -50,6 +51,10 @@ files=(
 	tools/iopa-sum/iopa-sum
 	tools/iopa-sum/mktree
 	tools/iopa-sum/check.sh
+	liburing-glue/examples/pool-sum
+	liburing-glue/examples/uring-sum
+	liburing-glue/examples/two-process
+	liburing-glue/examples/run.sh
 )
 [ ! -x /usr/bin/sha256sum ] || files+=(/usr/bin/sha256sum)
 # put_proj puts an absolute path at /iopa/<basename>: move it next to

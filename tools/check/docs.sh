@@ -13,7 +13,9 @@ cd "$TOP"
 
 rc=0
 for f in $(git ls-files 'Documentation/*.rst' 2>/dev/null || ls Documentation/*.rst); do
-	if python3 -c "import docutils.core,sys; docutils.core.publish_doctree(open(sys.argv[1]).read(), settings_overrides={'report_level':2,'halt_level':2})" "$f" >/dev/null; then
+	# source_path: an include (the user guide's examples) is found
+	# relative to the document, as any docutils front end finds it.
+	if python3 -c "import docutils.core,sys; docutils.core.publish_doctree(open(sys.argv[1]).read(), source_path=sys.argv[1], settings_overrides={'report_level':2,'halt_level':2})" "$f" >/dev/null; then
 		echo "ok: $f parses"
 	else
 		echo "FAIL: $f does not parse cleanly (above)"

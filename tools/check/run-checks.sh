@@ -335,7 +335,7 @@ for c in $CHECKS; do
 		[ ! -f "$LOGDIR/$c.result" ] || . "$LOGDIR/$c.result"
 		tapfail=0
 		case "$c" in
-		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring iopa-sum-check rmmod" ;;
+		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring examples iopa-sum-check rmmod" ;;
 		guest-hdd-model) steps="hdd-model" ;;
 		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
 			tr '\n' ' ')iopactl rmmod udev-rule kmemleak" ;;
