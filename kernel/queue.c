@@ -40,6 +40,7 @@
 #include <linux/uaccess.h>
 
 #include "iopa.h"
+#include "trace.h"
 
 static struct kmem_cache *iopa_job_cache;
 static atomic_t iopa_next_ctx_id = ATOMIC_INIT(0);
@@ -53,6 +54,12 @@ static const struct file_operations *iopa_sub_fops;
 static const struct file_operations *iopa_worker_fops;
 
 /* ---- counters --------------------------------------------------------- */
+
+/* The process a job event happens in, for the trace: 0 in a kernel thread. */
+static s32 iopa_trace_tgid(void)
+{
+	return current->flags & PF_KTHREAD ? 0 : task_tgid_nr(current);
+}
 
 static void iopa_stat_add(struct iopa_submitter *sub, enum iopa_stat s,
 			  long delta)
@@ -331,6 +338,9 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 	job->res = res;
 	job->cqe_flags |= cqe_flags;
 	iopa_stat_add(sub, stat, 1);
+	if (stat == IOPA_STAT_CANCELLED)
+		trace_iopa_job_cancel(sub->ctx->id, sub->id, job->id,
+				      iopa_trace_tgid(), job->cqe_flags, res);
 	if (sub->closed || job->ops || job->orphan) {
 		/* Its front-end reports the end (an io_uring CQE), or nobody. */
 		iopa_job_set_state(job, IOPA_JOB_GONE);
@@ -394,6 +404,17 @@ static u64 iopa_job_run_id(const struct iopa_kjob *job)
 			  IOPA_JOB_ID_RERUN : 0);
 }
 
+/* A job was bound to the current worker thread: its dispatch event. */
+static void iopa_trace_dispatch(const struct iopa_kjob *job)
+{
+	if (trace_iopa_job_dispatch_enabled())
+		trace_iopa_job_dispatch(job->sub->ctx->id, job->sub->id,
+					iopa_job_run_id(job), iopa_trace_tgid(),
+					job->fetch_ns > job->submit_ns ?
+					div_u64(job->fetch_ns - job->submit_ns,
+						NSEC_PER_USEC) : 0);
+}
+
 /*
  * Nobody will see the job's end: its submitter closed, or its io_uring
  * command was cancelled.  Such a job is cancelled where another would
@@ -424,6 +445,8 @@ static void iopa_job_take_back(struct iopa_kjob *job, u32 why,
 		job->cqe_flags |= IOPA_CQE_F_REQUEUED |
 				  (why & IOPA_CQE_F_LEASE_EXPIRED);
 		iopa_stat_add(job->sub, IOPA_STAT_REQUEUED, 1);
+		trace_iopa_job_requeue(job->sub->ctx->id, job->sub->id, job->id,
+				       iopa_trace_tgid(), why);
 		iopa_job_queue_head(job);
 	}
 }
@@ -681,6 +704,8 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 	list_for_each_entry_safe(job, tmp, batch, node) {
 		job->submit_ns = now;
 		job->id = ++ctx->next_job_id;
+		trace_iopa_job_submit(ctx->id, sub->id, job->id,
+				      iopa_trace_tgid(), job->offset, job->len);
 		iopa_limit_note_file(sub, job->file);
 		iopa_job_set_state(job, IOPA_JOB_PENDING);
 		list_move_tail(&job->node, &sub->pending);
@@ -1108,6 +1133,12 @@ static int iopa_worker_complete_one(struct iopa_worker *w,
 		if (iopa_job_run_id(job) != done->job_id)
 			continue;
 		iopa_limit_job_done(job, now);
+		trace_iopa_job_complete(job->sub->ctx->id, job->sub->id,
+					done->job_id, iopa_trace_tgid(),
+					job->fetch_ns && now > job->fetch_ns ?
+					div_u64(now - job->fetch_ns,
+						NSEC_PER_USEC) : 0,
+					done->res);
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;
 	}
@@ -1238,12 +1269,16 @@ static void iopa_job_work(struct iopa_kjob *job, struct iopa_handout *h,
 			work->fd = fd;
 			work->flags |= IOPA_WORK_F_BORROWED;
 			h->file = NULL;
+			iopa_trace_dispatch(job);
 			return;
 		}
 		if (!here)
 			work->fd = job->ufd;
 	}
 	h->file = get_file(job->file);
+	/* Served from another task (io_uring): traced at its rebind. */
+	if (here)
+		iopa_trace_dispatch(job);
 }
 
 /**
@@ -1363,8 +1398,10 @@ static void iopa_worker_rebind(struct iopa_worker *w,
 	iopa_ctx_lock(w->ctx);
 	while (n--) {
 		job = iopa_worker_find(w, h[n].work.job_id);
-		if (job)
+		if (job) {
 			iopa_measure_job_started(job, 0);	/* fetch_ns set */
+			iopa_trace_dispatch(job);
+		}
 	}
 	iopa_ctx_unlock(w->ctx);
 }

@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * iopa - trace events of the limit controller.
+ * iopa - trace events of the limit controller and of each job's life.
  *
  *   iopa_limit_change  the controller changed a submitter's limit
  *   iopa_cycle         a submitter's adjustment cycle ended
  *   iopa_group_cycle   a device group's cycle ended (group.c)
+ *   iopa_job_submit    a job was queued (tgid: the submitting process)
+ *   iopa_job_dispatch  a worker thread took it (tgid: the worker's
+ *                      process; wait_us: its queue wait)
+ *   iopa_job_complete  its worker completed it (svc_us: fetch to
+ *                      complete)
+ *   iopa_job_requeue   it was taken back from its worker, to run again
+ *   iopa_job_cancel    it ended without a worker's result
+ *
+ * Jobs are named by their id (unique in their context; a rerun's has
+ * bit 63, IOPA_JOB_ID_RERUN, set in dispatch and complete).
  *
  * Submitters are named by (context id, submitter id): ids count from 1,
  * contexts module-wide, submitters within their context.
@@ -121,6 +131,112 @@ TRACE_EVENT(iopa_group_cycle,
 		      iopa_show_mode(__entry->mode),
 		      __entry->r_permille / 1000, __entry->r_permille % 1000,
 		      __entry->tput, __entry->members, __entry->sharers)
+);
+
+/* queued; tgid: the submitting process */
+TRACE_EVENT(iopa_job_submit,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u64 job_id, s32 tgid,
+		     u64 offset, u64 len),
+	    TP_ARGS(ctx_id, sub_id, job_id, tgid, offset, len),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u64, job_id)
+			     __field(s32, tgid)
+			     __field(u64, offset)
+			     __field(u64, len)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->job_id = job_id;
+			   __entry->tgid = tgid;
+			   __entry->offset = offset;
+			   __entry->len = len;),
+	    TP_printk("ctx=%u sub=%u job=%llu tgid=%d offset=%llu len=%llu",
+		      __entry->ctx_id, __entry->sub_id, __entry->job_id,
+		      __entry->tgid, __entry->offset, __entry->len)
+);
+
+/* taken by a worker thread of process tgid, after wait_us in the queue */
+TRACE_EVENT(iopa_job_dispatch,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u64 job_id, s32 tgid,
+		     u32 wait_us),
+	    TP_ARGS(ctx_id, sub_id, job_id, tgid, wait_us),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u64, job_id)
+			     __field(s32, tgid)
+			     __field(u32, wait_us)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->job_id = job_id;
+			   __entry->tgid = tgid;
+			   __entry->wait_us = wait_us;),
+	    TP_printk("ctx=%u sub=%u job=%llu tgid=%d wait_us=%u",
+		      __entry->ctx_id, __entry->sub_id, __entry->job_id,
+		      __entry->tgid, __entry->wait_us)
+);
+
+/* completed by its worker (tgid), svc_us after it took the job */
+TRACE_EVENT(iopa_job_complete,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u64 job_id, s32 tgid,
+		     u32 svc_us, s32 res),
+	    TP_ARGS(ctx_id, sub_id, job_id, tgid, svc_us, res),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u64, job_id)
+			     __field(s32, tgid)
+			     __field(u32, svc_us)
+			     __field(s32, res)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->job_id = job_id;
+			   __entry->tgid = tgid;
+			   __entry->svc_us = svc_us;
+			   __entry->res = res;),
+	    TP_printk("ctx=%u sub=%u job=%llu tgid=%d svc_us=%u res=%d",
+		      __entry->ctx_id, __entry->sub_id, __entry->job_id,
+		      __entry->tgid, __entry->svc_us, __entry->res)
+);
+
+/* taken back to run again; flags: IOPA_CQE_F_* (why) */
+TRACE_EVENT(iopa_job_requeue,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u64 job_id, s32 tgid,
+		     u32 flags),
+	    TP_ARGS(ctx_id, sub_id, job_id, tgid, flags),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u64, job_id)
+			     __field(s32, tgid)
+			     __field(u32, flags)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->job_id = job_id;
+			   __entry->tgid = tgid;
+			   __entry->flags = flags;),
+	    TP_printk("ctx=%u sub=%u job=%llu tgid=%d flags=0x%x",
+		      __entry->ctx_id, __entry->sub_id, __entry->job_id,
+		      __entry->tgid, __entry->flags)
+);
+
+/* ended without a worker's result; flags: IOPA_CQE_F_* */
+TRACE_EVENT(iopa_job_cancel,
+	    TP_PROTO(u32 ctx_id, u32 sub_id, u64 job_id, s32 tgid,
+		     u32 flags, s32 res),
+	    TP_ARGS(ctx_id, sub_id, job_id, tgid, flags, res),
+	    TP_STRUCT__entry(__field(u32, ctx_id)
+			     __field(u32, sub_id)
+			     __field(u64, job_id)
+			     __field(s32, tgid)
+			     __field(u32, flags)
+			     __field(s32, res)),
+	    TP_fast_assign(__entry->ctx_id = ctx_id;
+			   __entry->sub_id = sub_id;
+			   __entry->job_id = job_id;
+			   __entry->tgid = tgid;
+			   __entry->flags = flags;
+			   __entry->res = res;),
+	    TP_printk("ctx=%u sub=%u job=%llu tgid=%d flags=0x%x res=%d",
+		      __entry->ctx_id, __entry->sub_id, __entry->job_id,
+		      __entry->tgid, __entry->flags, __entry->res)
 );
 
 #endif /* _IOPA_TRACE_H */

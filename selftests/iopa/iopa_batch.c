@@ -726,4 +726,94 @@ TEST_F(batch, killed_worker_process_jobs_run_again)
 	EXPECT_EQ(-EAGAIN, iopa_reap_nb(self->sub, cqes, NR));
 }
 
+/* ---- job lifecycle trace events ------------------------------------------ */
+
+/* Lines of @buf with " @event: " and @needle in them. */
+static int count_events(const char *buf, const char *event, const char *needle)
+{
+	char key[64];
+	const char *p = buf;
+	int n = 0;
+
+	snprintf(key, sizeof(key), " %s: ", event);
+	while ((p = strstr(p, key))) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char line[512];
+
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, p, len);
+		line[len] = 0;
+		if (!needle || strstr(line, needle))
+			n++;
+		p += len;
+	}
+	return n;
+}
+
+/*
+ * In a tracefs instance of its own: three jobs submitted; one completed,
+ * one requeued (its worker closed) then completed, one cancelled.  Each
+ * event shows, with this process as tgid and the job's ids.
+ */
+TEST_F(batch, job_trace_events)
+{
+	static const char *const events[] = {
+		"iopa_job_submit", "iopa_job_dispatch", "iopa_job_complete",
+		"iopa_job_requeue", "iopa_job_cancel",
+	};
+	const char *tfs = tracefs_dir();
+	char inst[128], rel[256], tgid[32], *buf;
+	struct iopa_work w;
+	struct iopa_stats st;
+	unsigned int i;
+	int w2;
+
+	if (!tfs)
+		SKIP(return, "no tracefs");
+	snprintf(inst, sizeof(inst), "%s/instances/iopa-batch-%d", tfs,
+		 getpid());
+	if (mkdir(inst, 0700))
+		SKIP(return, "no tracefs instances (%s)", strerror(errno));
+	snprintf(inst, sizeof(inst), "instances/iopa-batch-%d", getpid());
+	for (i = 0; i < IOPA_ARRAY_SIZE(events); i++) {
+		snprintf(rel, sizeof(rel), "%s/events/iopa/%s/enable", inst,
+			 events[i]);
+		ASSERT_EQ(0, trace_write(tfs, rel, "1"))
+			TH_LOG("%s: no such event", events[i]);
+	}
+	ASSERT_EQ(3, submit_flags(self->sub, self->file, 1, 3, 0));
+	/* one completed */
+	ASSERT_EQ(0, iopa_run_one(self->wrk, 7, &w));
+	/* one requeued: its worker goes away holding it; then completed */
+	w2 = iopa_worker_create(self->ctx);
+	ASSERT_LE(0, w2);
+	ASSERT_EQ(0, iopa_fetch_nb(w2, &w));
+	close(w.fd);
+	close(w2);
+	ASSERT_EQ(0, iopa_run_one(self->wrk, 8, &w));
+	/* one cancelled, pending */
+	ASSERT_EQ(1, iopa_cancel(self->sub, 3, 0));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(2ULL, st.completed);
+	EXPECT_EQ(1ULL, st.cancelled);
+
+	snprintf(rel, sizeof(rel), "%s/trace", inst);
+	buf = trace_read_all(tfs, rel);
+	ASSERT_NE(NULL, buf);
+	snprintf(tgid, sizeof(tgid), "tgid=%d ", getpid());
+	EXPECT_EQ(3, count_events(buf, "iopa_job_submit", tgid));
+	EXPECT_EQ(3, count_events(buf, "iopa_job_dispatch", "wait_us="));
+	EXPECT_EQ(2, count_events(buf, "iopa_job_complete", "svc_us="));
+	EXPECT_EQ(1, count_events(buf, "iopa_job_complete", "res=7"));
+	EXPECT_EQ(1, count_events(buf, "iopa_job_requeue", "flags=0x4"));
+	EXPECT_EQ(1, count_events(buf, "iopa_job_cancel", "flags=0x1 res=-125"));
+	if (_metadata->exit_code)
+		TH_LOG("trace:\n%s", buf);
+	free(buf);
+	snprintf(rel, sizeof(rel), "%s/%s", tfs, inst);
+	EXPECT_EQ(0, rmdir(rel));
+}
+
 TEST_HARNESS_MAIN

@@ -33,6 +33,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -899,6 +900,91 @@ static inline int iopa_wait_exit_ms(pid_t pid, int timeout_ms)
 	if (!r)
 		return -ETIMEDOUT;
 	return iopa_wait_exit(pid);
+}
+
+/* ---- tracefs ----------------------------------------------------------- */
+
+static inline const char *tracefs_dir(void)
+{
+	static const char * const dirs[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	unsigned int i;
+
+	for (i = 0; i < IOPA_ARRAY_SIZE(dirs); i++) {
+		char p[128];
+
+		snprintf(p, sizeof(p), "%s/trace", dirs[i]);
+		if (!access(p, F_OK))
+			return dirs[i];
+	}
+	if (!mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
+	    !access("/sys/kernel/tracing/trace", F_OK))
+		return dirs[0];
+	return NULL;
+}
+
+static inline int trace_write(const char *dir, const char *rel, const char *val)
+{
+	char path[256];
+	int fd, e = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		e = -errno;
+	close(fd);
+	return e;
+}
+
+/* Whole file, NUL-terminated, malloc()ed; NULL on error. */
+static inline char *trace_read_all(const char *dir, const char *rel)
+{
+	size_t cap = 1 << 16, len = 0;
+	char path[256], *buf = malloc(cap);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return buf;
+}
+
+static inline int trace_read_int(const char *dir, const char *rel)
+{
+	char *s = trace_read_all(dir, rel);
+	int v;
+
+	if (!s)
+		return -1;
+	v = atoi(s);
+	free(s);
+	return v;
 }
 
 #endif /* IOPA_TEST_H */

@@ -67,6 +67,31 @@ fi
 echo "IOPA-TEST-END iopactl rc=$rc"
 [ $rc = 0 ] || fail=1
 
+# The trace-cmd recipe of Documentation/iopa.rst (Job events), on a
+# workload of ctl-load: the job events recorded in an instance of their
+# own, every dispatch with its wait and every completion with its time.
+trace_cmd_recipe() {
+	command -v trace-cmd >/dev/null || { echo "# no trace-cmd in the guest"; return 1; }
+	cd /tmp || return 1
+	trace-cmd record -B iopa -e iopa:iopa_job_dispatch \
+		-e iopa:iopa_job_complete \
+		/iopa/tools/iopactl/ctl-load run --seconds 2 --workers 2 \
+		>/tmp/tc-record.out 2>&1 || { cat /tmp/tc-record.out; return 1; }
+	trace-cmd report >/tmp/tc-report.out 2>/dev/null || return 1
+	d=$(grep -c 'iopa_job_dispatch: *ctx=[0-9]* sub=[0-9]* job=[0-9]* tgid=[0-9]* wait_us=[0-9]*$' /tmp/tc-report.out)
+	c=$(grep -c 'iopa_job_complete: *ctx=[0-9]* sub=[0-9]* job=[0-9]* tgid=[0-9]* svc_us=[0-9]* res=' /tmp/tc-report.out)
+	echo "# trace-cmd: $d dispatch and $c complete events"
+	grep -m2 'iopa_job_' /tmp/tc-report.out | sed 's/^/# /'
+	# Every job completed was dispatched (those of the last moment may
+	# still run when the record stops).
+	rc=1
+	[ "$d" -gt 10 ] && [ "$c" -gt 10 ] && [ "$c" -le "$d" ] && rc=0
+	rmdir /sys/kernel/tracing/instances/iopa 2>/dev/null
+	return $rc
+}
+step trace-cmd "trace-cmd record -B iopa -e iopa:iopa_job_dispatch ...: the recipe of iopa.rst" trace_cmd_recipe
+cd "$DIR" || exit 1
+
 unload() {
 	if ! grep -q '^iopa ' /proc/modules; then
 		echo "# iopa is not loaded any more (did a test unload it?)"

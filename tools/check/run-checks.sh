@@ -338,7 +338,7 @@ for c in $CHECKS; do
 		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring examples iopa-sum-check rmmod" ;;
 		guest-hdd-model) steps="hdd-model" ;;
 		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
-			tr '\n' ' ')iopactl rmmod udev-rule kmemleak" ;;
+			tr '\n' ' ')iopactl trace-cmd rmmod udev-rule kmemleak" ;;
 		*) steps="" ;;
 		esac
 		while IFS=$'\t' read -r name p f s note; do

@@ -54,7 +54,7 @@ shift
 GUEST_MODULES=${GUEST_MODULES:-"virtio_pci virtio_blk null_blk loop brd mq-deadline bfq
 	scsi_debug dm_delay dm_flakey ublk_drv"}
 GUEST_MODULES="$GUEST_MODULES ${GUEST_EXTRA_MODULES:-}"
-GUEST_BINS=${GUEST_BINS:-"/usr/bin/fio /usr/sbin/mke2fs /usr/bin/udevadm"}
+GUEST_BINS=${GUEST_BINS:-"/usr/bin/fio /usr/sbin/mke2fs /usr/bin/udevadm /usr/bin/trace-cmd"}
 # Modules /init loads at boot (for the --disk virtio disk).
 BOOT_MODULES="virtio_pci virtio_blk"
 

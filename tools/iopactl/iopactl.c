@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -443,8 +444,9 @@ static int trace_loop(int fd, const struct ctl_opts *o, const sigset_t *mask)
 
 static int cmd_trace(const struct ctl_opts *o)
 {
-	char root[64] = "", path[256], prev[16] = "", on[16] = "";
-	int enabled_by_us = 0, tracing_by_us = 0, denied = 0, fd, rc, r;
+	char root[128] = "", path[256], prev[16] = "", on[16] = "", inst[128];
+	int enabled_by_us = 0, tracing_by_us = 0, denied = 0, own = 0, fd, rc;
+	int r;
 	sigset_t mask;
 	size_t i;
 
@@ -480,15 +482,33 @@ static int cmd_trace(const struct ctl_opts *o)
 	}
 
 	catch_signals(&mask);
+	/*
+	 * A trace instance of our own (instances/iopactl-PID): its buffer,
+	 * its event switch, its trace_pipe; the global buffer and whoever
+	 * reads it are left alone.  Without instances (an old tracefs, or
+	 * no right to make one), the global buffer as before.
+	 */
+	snprintf(inst, sizeof(inst), "%s/instances/iopactl-%d", root,
+		 (int)getpid());
+	if (!mkdir(inst, 0700)) {
+		snprintf(root, sizeof(root), "%s", inst);
+		own = 1;
+	}
 	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/enable", root);
 	r = ctl_read_file(path, prev, sizeof(prev));
-	if (r)
+	if (r) {
+		if (own)
+			rmdir(root);
 		return trace_fail("reading", path, -r);
+	}
 	if (strcmp(prev, "1")) {
 		r = write_file(path, "1");
-		if (r)
+		if (r) {
+			if (own)
+				rmdir(root);
 			return trace_fail("enabling the event,", path, -r);
-		enabled_by_us = 1;
+		}
+		enabled_by_us = !own;
 	}
 	snprintf(path, sizeof(path), "%s/tracing_on", root);
 	if (!ctl_read_file(path, on, sizeof(on)) && !strcmp(on, "0")) {
@@ -519,6 +539,11 @@ static int cmd_trace(const struct ctl_opts *o)
 			err_msg("disabling %s: %s", path, strerror(-r));
 			rc = CTL_EXIT_FAIL;
 		}
+	}
+	/* Removing the instance disables its events and frees its buffer. */
+	if (own && rmdir(root)) {
+		err_msg("removing %s: %s", root, strerror(errno));
+		rc = CTL_EXIT_FAIL;
 	}
 	return rc;
 }
