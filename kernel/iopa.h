@@ -186,6 +186,10 @@ struct iopa_adapt_cycle {
  * @wq: reapers, submitters waiting for room, poll
  * @limit: L: most jobs of this submitter that may be RUNNING
  * @nr_reserved: L: room taken by a SUBMIT that is building its jobs
+ * @nr_claimed: L: DONE jobs off @done, claimed by a REAP copying them out
+ *	(iopa_sub_claim_locked() to iopa_sub_deliver())
+ * @nr_reapers: L: io_uring REAP commands of this submitter parked on
+ *	ctx->reapers
  * @nr: L: jobs per counted state
  * @stat: L: event counters
  * @closed: L: the fd is released; jobs that end are freed, not queued
@@ -252,6 +256,8 @@ struct iopa_submitter {
 	wait_queue_head_t	wq;
 	u32			limit;		/* L */
 	u32			nr_reserved;	/* L */
+	u32			nr_claimed;	/* L */
+	u32			nr_reapers;	/* L */
 	u32			nr[IOPA_JOB_NR_COUNTED]; /* L */
 	u64			stat[IOPA_NR_STATS]; /* L */
 	bool			closed;		/* L */

@@ -44,7 +44,8 @@ long iopa_totals_nr(enum iopa_job_state state)
 
 	for_each_possible_cpu(cpu)
 		sum += per_cpu(iopa_pcpu_totals.nr[state], cpu);
-	return sum;
+	/* A job counted in on one CPU and out on another, read between. */
+	return sum < 0 ? 0 : sum;
 }
 
 /*

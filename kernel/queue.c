@@ -98,11 +98,24 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 }
 
 /*
+ * Parked io_uring REAPs of @sub may be served now: completions came, or
+ * fewer jobs are outstanding (a REAP takes fewer than its min once none
+ * can come).  Context: ctx->lock held.
+ */
+static void iopa_sub_reap_check(struct iopa_submitter *sub)
+	__must_hold(&sub->ctx->lock)
+{
+	if (sub->ctx->nr_reapers)
+		sub->ctx->park_ops->reap(sub);
+}
+
+/*
  * Wake @sub's reapers, room waiters and pollers, if any: most job ends
- * have none, and wake_up() takes the waitqueue's lock each time.  The
- * change they wait for is made before (under ctx->lock); the barrier of
- * wq_has_sleeper() pairs with the one in prepare_to_wait() and
- * poll_wait(), so a waiter that queued itself after the check sees it.
+ * have none, and wake_up() takes the waitqueue's lock each time.  Every
+ * change they wait for is made under ctx->lock, and every waiter looks
+ * at it under ctx->lock after queueing itself (prepare_to_wait(),
+ * poll_wait()): one that queued after wq_has_sleeper() looked (its
+ * barrier) sees the change.
  */
 static void iopa_sub_wake(struct iopa_submitter *sub)
 {
@@ -354,8 +367,7 @@ static void iopa_job_end(struct iopa_kjob *job, s32 res, u32 cqe_flags,
 		iopa_sub_wake(sub);
 	}
 	iopa_sub_update(sub);
-	if (sub->ctx->nr_reapers)
-		sub->ctx->park_ops->reap(sub);
+	iopa_sub_reap_check(sub);
 }
 
 /**
@@ -411,8 +423,9 @@ static void iopa_trace_dispatch(const struct iopa_kjob *job)
 		trace_iopa_job_dispatch(job->sub->ctx->id, job->sub->id,
 					iopa_job_run_id(job), iopa_trace_tgid(),
 					job->fetch_ns > job->submit_ns ?
-					div_u64(job->fetch_ns - job->submit_ns,
-						NSEC_PER_USEC) : 0);
+					min_t(u64, U32_MAX,
+					      div_u64(job->fetch_ns - job->submit_ns,
+						      NSEC_PER_USEC)) : 0);
 }
 
 /*
@@ -604,6 +617,7 @@ int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait)
 	if (charged < got) {
 		iopa_ctx_lock(sub->ctx);
 		sub->nr_reserved -= got - charged;
+		iopa_sub_reap_check(sub);
 		iopa_ctx_unlock(sub->ctx);
 		iopa_sub_wake(sub);
 	}
@@ -713,6 +727,7 @@ void iopa_sub_enqueue(struct iopa_submitter *sub, struct list_head *batch,
 			job->ops->queued(ctx, job);
 	}
 	sub->nr_reserved -= nr + unused;
+	iopa_sub_reap_check(sub);
 	iopa_total_uncharge(unused);
 	iopa_stat_add(sub, IOPA_STAT_SUBMITTED, nr);
 	if (nr)
@@ -823,6 +838,7 @@ u32 iopa_sub_claim_locked(struct iopa_submitter *sub, struct list_head *taken,
 		list_move_tail(&job->node, taken);
 		n++;
 	}
+	sub->nr_claimed += n;
 	return n;
 }
 
@@ -843,9 +859,10 @@ long iopa_sub_deliver(struct iopa_submitter *sub, struct list_head *taken,
 {
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_kjob *job, *tmp;
-	u32 n = 0, copied;
+	u32 n = 0, copied, claimed;
 	LIST_HEAD(gc);
 
+	claimed = list_count_nodes(taken);
 	list_for_each_entry(job, taken, node) {
 		struct iopa_cqe cqe;
 
@@ -868,9 +885,10 @@ long iopa_sub_deliver(struct iopa_submitter *sub, struct list_head *taken,
 	}
 	list_splice_init(taken, &sub->done);
 	iopa_sub_wake(sub);
+	sub->nr_claimed -= claimed;
 	/* Completions put back may serve a parked io_uring REAP. */
-	if (ctx->nr_reapers && !list_empty(&sub->done))
-		ctx->park_ops->reap(sub);
+	if (!list_empty(&sub->done))
+		iopa_sub_reap_check(sub);
 	iopa_ctx_unlock(ctx);
 
 	iopa_job_free_list(&gc);
@@ -1016,8 +1034,16 @@ static u32 iopa_sub_drop_list(struct iopa_submitter *sub,
 
 	lockdep_assert_held(&sub->ctx->lock);
 	if (state == IOPA_JOB_PENDING) {
+		struct iopa_kjob *job;
+
 		sub->sorted = RB_ROOT;
 		sub->reindex = NULL;
+		if (trace_iopa_job_cancel_enabled())
+			list_for_each_entry(job, list, node)
+				trace_iopa_job_cancel(sub->ctx->id, sub->id,
+						      job->id, iopa_trace_tgid(),
+						      IOPA_CQE_F_CANCELED,
+						      -ECANCELED);
 	}
 	list_splice_tail_init(list, gc);
 	sub->nr[state] = 0;
@@ -1136,8 +1162,9 @@ static int iopa_worker_complete_one(struct iopa_worker *w,
 		trace_iopa_job_complete(job->sub->ctx->id, job->sub->id,
 					done->job_id, iopa_trace_tgid(),
 					job->fetch_ns && now > job->fetch_ns ?
-					div_u64(now - job->fetch_ns,
-						NSEC_PER_USEC) : 0,
+					min_t(u64, U32_MAX,
+					      div_u64(now - job->fetch_ns,
+						      NSEC_PER_USEC)) : 0,
 					done->res);
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;

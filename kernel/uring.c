@@ -389,7 +389,8 @@ static bool iopa_ureap_ready(const struct iopa_ureap *ur)
 	__must_hold(&ur->sub->ctx->lock)
 {
 	const struct iopa_submitter *sub = ur->sub;
-	u32 done = sub->nr[IOPA_JOB_DONE];
+	/* Those another REAP claimed and copies out are not there. */
+	u32 done = sub->nr[IOPA_JOB_DONE] - sub->nr_claimed;
 
 	return done >= ur->min ||
 	       (done && !sub->nr[IOPA_JOB_PENDING] &&
@@ -405,6 +406,7 @@ static void iopa_ureap_unpark(struct iopa_ureap *ur)
 	list_del_init(&ur->node);
 	ur->parked = false;
 	ctx->nr_reapers--;
+	ur->sub->nr_reapers--;
 }
 
 static void iopa_ureap_free(struct iopa_ureap *ur)
@@ -496,10 +498,18 @@ static int iopa_uring_reap(struct iopa_submitter *sub,
 		kfree(ur);
 		return -EIOCBQUEUED;
 	}
+	/* Bounded: each job end of the context looks at every one. */
+	if (sub->nr_reapers >= IOPA_SUB_MAX_REAPERS) {
+		iopa_ctx_unlock(ctx);
+		io_uring_cmd_done(cmd, -EBUSY, 0, issue_flags);
+		kfree(ur);
+		return -EIOCBQUEUED;
+	}
 	ctx->park_ops = &iopa_uring_park_ops;
 	ur->parked = true;
 	list_add_tail(&ur->node, &ctx->reapers);
 	ctx->nr_reapers++;
+	sub->nr_reapers++;
 	iopa_uring_watch(cmd, &ur->task);
 	iopa_ctx_unlock(ctx);
 	return -EIOCBQUEUED;

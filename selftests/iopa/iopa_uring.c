@@ -2697,4 +2697,33 @@ TEST_F_TIMEOUT(uring, reap_ring_exit, 60)
 	check_all_jobs_freed(_metadata, self);
 }
 
+/* At most IOPA_SUB_MAX_REAPERS parked REAPs per submitter. */
+TEST_F(uring, reap_parked_cap)
+{
+	static struct iopa_cqe cqes[IOPA_SUB_MAX_REAPERS + 1][1];
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	int i;
+
+	if (!uring_batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_URING_BATCH");
+	ASSERT_EQ(0, ring_init(&r, 2 * IOPA_SUB_MAX_REAPERS + 2, false));
+	for (i = 0; i < IOPA_SUB_MAX_REAPERS; i++)
+		ASSERT_EQ(0, ring_prep_reap(&r, self->sub, cqes[i], 1, 1, i));
+	ASSERT_EQ(0, ring_submit(&r, IOPA_SUB_MAX_REAPERS));
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));	/* all parked */
+	ASSERT_EQ(0, ring_prep_reap(&r, self->sub, cqes[i], 1, 1, 99));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	EXPECT_EQ(99ULL, cqe.user_data);
+	EXPECT_EQ(-EBUSY, cqe.res);
+	/* a completion serves the oldest */
+	ASSERT_EQ(1, iopa_submit_many(self->sub, self->file, 5, 1));
+	ASSERT_EQ(0, run_jobs(self->wrk, 1));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	EXPECT_EQ(0ULL, cqe.user_data);
+	EXPECT_EQ(1, cqe.res);
+	io_uring_queue_exit(&r);
+}
+
 TEST_HARNESS_MAIN

@@ -847,7 +847,9 @@ struct iopa_uring_reap {
  * (IOPA_FEAT_URING_BATCH): waits until @min completions can be reaped,
  * then copies up to @nr of them to @cqes, as IOPA_IOC_REAP; the CQE's res
  * is how many.  Completions of IOPA_URING_CMD_SUBMIT jobs never show here.
+ * At most IOPA_SUB_MAX_REAPERS wait per submitter (-EBUSY).
  */
+#define IOPA_SUB_MAX_REAPERS	16
 #define IOPA_URING_CMD_SUBMIT	_IOW(IOPA_IOC_MAGIC, 0x30, struct iopa_job)
 #define IOPA_URING_CMD_FETCH \
 	_IOWR(IOPA_IOC_MAGIC, 0x31, struct iopa_uring_fetch)
