@@ -108,6 +108,14 @@ cmp err.ref err.out
 ok $? "the other files are still summed"
 sed 's/^/#   stderr: /' err.err
 
+# A readable file the module refuses as a job (no read_iter): hashed all
+# the same, as sha256sum does.
+"$SUM" /proc/self/personality >proc.out 2>proc.err
+rc=$?
+"$SHA256SUM" /proc/self/personality >proc.ref
+[ $rc = 0 ] && [ ! -s proc.err ] && cmp proc.ref proc.out
+ok $? "/proc/self/personality (refused as a job): summed in-process, as sha256sum"
+
 # --- 4. limits and threads change nothing in the output ---------------------------
 "$SUM" -j 2 tree/bulk00/d000 tree/edge >j2.out 2>j2.err && [ ! -s j2.err ] && reference tree/bulk00/d000 tree/edge >j2.ref &&
 	cmp j2.ref j2.out

@@ -291,6 +291,23 @@ static int sum_job(void *arg, const struct iopa_work *w)
 	return res;
 }
 
+/*
+ * A readable regular file that the module refuses as a job (EINVAL: a
+ * file without the usual read path, such as /proc/self/personality),
+ * hashed here, in the submitting thread, as a pool thread would: its
+ * I/O is not the kernel's to measure.  Returns the job's result.
+ */
+static int sum_here(const struct iopa_job *job)
+{
+	struct iopa_work w;
+
+	memset(&w, 0, sizeof(w));
+	w.fd = job->fd;
+	w.user_data = job->user_data;
+	w.len = job->len;
+	return sum_job(NULL, &w);
+}
+
 /* ---- output, in path order ---------------------------------------------- */
 
 /*
@@ -500,6 +517,8 @@ static int submit_all(void)
 					close(jobs[k].fd);
 				return r;
 			}
+			if (r == -EINVAL)
+				r = sum_here(&jobs[k]);
 			file_ended(idx[k], r);
 			k++;
 		}
