@@ -699,34 +699,25 @@ static int iopa_ufetch_issue(struct iopa_ufetch *uf,
 	completed = iopa_worker_complete_locked(w, done, nr_done, &gc, &ret);
 	if (ret || !uf->max)
 		goto out_done;
-	uf->max = min(uf->max, iopa_worker_room(w));
-	if (!uf->max) {
-		ret = -EBUSY;
-		goto out_done;
-	}
-	uf->n = iopa_worker_take_locked(w, uf->h, uf->max, true);
-	if (uf->n) {
-		/* Jobs at once: hand them over here, in the issuing task. */
-		iopa_kick_workers(ctx, completed);
-		iopa_ctx_unlock(ctx);
-		iopa_job_free_list(&gc);
-		iopa_ufetch_tell(ucompleted, completed);
-		ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork, false);
-		ret = iopa_ufetch_final(uf, ret, completed, nr_done);
-		/* Done (off the cancelable list) before pdu->uf goes. */
-		io_uring_cmd_done(cmd, ret, 0, issue_flags);
-		kfree(uf);
-		return -EIOCBQUEUED;
-	}
-	if (flags & IOPA_FETCH_F_NONBLOCK) {
-		ret = -EAGAIN;
-		goto out_done;
-	}
-	if (completed && ucompleted) {
+	for (;;) {
+		uf->max = min(uf->max, iopa_worker_room(w));
+		if (!uf->max) {
+			ret = -EBUSY;
+			goto out_done;
+		}
+		uf->n = iopa_worker_take_locked(w, uf->h, uf->max, true);
+		if (uf->n)
+			goto hand_over;
+		if (flags & IOPA_FETCH_F_NONBLOCK) {
+			ret = -EAGAIN;
+			goto out_done;
+		}
+		if (!completed || !ucompleted)
+			break;
 		/*
 		 * The count goes out before the command parks: once parked,
 		 * it may be served and its CQE posted from the ring's task
-		 * while this one (io-wq) still runs.
+		 * while this one (io-wq) still runs.  Then look again.
 		 */
 		iopa_kick_workers(ctx, completed);
 		iopa_ctx_unlock(ctx);
@@ -734,21 +725,6 @@ static int iopa_ufetch_issue(struct iopa_ufetch *uf,
 		iopa_ufetch_tell(ucompleted, completed);
 		ucompleted = NULL;
 		iopa_ctx_lock(ctx);
-		uf->max = min(uf->max, iopa_worker_room(w));
-		if (!uf->max) {
-			ret = -EBUSY;
-			goto out_done;
-		}
-		uf->n = iopa_worker_take_locked(w, uf->h, uf->max, true);
-		if (uf->n) {
-			iopa_ctx_unlock(ctx);
-			ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork,
-						    false);
-			ret = iopa_ufetch_final(uf, ret, completed, nr_done);
-			io_uring_cmd_done(cmd, ret, 0, issue_flags);
-			kfree(uf);
-			return -EIOCBQUEUED;
-		}
 	}
 	iopa_ufetch_park(uf);
 	iopa_uring_watch(cmd, &uf->task);
@@ -756,6 +732,19 @@ static int iopa_ufetch_issue(struct iopa_ufetch *uf,
 	iopa_kick_workers(ctx, completed);
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
+	return -EIOCBQUEUED;
+
+hand_over:
+	/* Jobs at once: hand them over here, in the issuing task. */
+	iopa_kick_workers(ctx, completed);
+	iopa_ctx_unlock(ctx);
+	iopa_job_free_list(&gc);
+	iopa_ufetch_tell(ucompleted, completed);
+	ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork, false);
+	/* Done (off the cancelable list) before pdu->uf goes. */
+	io_uring_cmd_done(cmd, iopa_ufetch_final(uf, ret, completed, nr_done),
+			  0, issue_flags);
+	kfree(uf);
 	return -EIOCBQUEUED;
 
 out_done:
