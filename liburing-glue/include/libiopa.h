@@ -19,7 +19,9 @@
  *    iopa_pool_close(), plus iopa_pool_submit() to feed it.  Its threads
  *    are iopa workers: the kernel parks them in FETCH and wakes them as
  *    its in-flight limit allows; the pool adds a thread when jobs wait
- *    and every thread is busy, and ends threads that stay idle.
+ *    and every thread is busy, and ends threads that stay idle.  Where
+ *    there is no /dev/iopa (or with IOPA_POOL_F_INPROC) the same pool,
+ *    and the same adaptive limit, run in the process.
  *
  * See libiopa(7) and one man page per function.  The ABI itself is
  * <linux/iopa.h>, described in the kernel's Documentation/iopa.rst.
@@ -38,7 +40,7 @@ extern "C" {
 #endif
 
 #define LIBIOPA_VERSION_MAJOR	1
-#define LIBIOPA_VERSION_MINOR	5
+#define LIBIOPA_VERSION_MINOR	6
 
 /* The device iopa_open() opens. */
 #define LIBIOPA_DEV_PATH	"/dev/" IOPA_DEV_NAME
@@ -239,7 +241,15 @@ typedef void (*iopa_pool_done_fn)(void *arg, const struct iopa_cqe *cqe);
  * flag is ignored and every job gets its own fd).
  */
 #define IOPA_POOL_F_BORROW	0x1U
-#define IOPA_POOL_F_MASK	(IOPA_POOL_F_BORROW)
+/*
+ * iopa_pool_opts.flags: run the pool in the process, without the module,
+ * even where /dev/iopa exists (the pool does so anyway when it opens the
+ * device itself, ctx_fd < 0, and there is none): the jobs are queued,
+ * limited by the same adaptive controller and completed in the process.
+ * See libiopa(7), "Without the module".  Not with a ctx_fd (-EINVAL).
+ */
+#define IOPA_POOL_F_INPROC	0x2U
+#define IOPA_POOL_F_MASK	(IOPA_POOL_F_BORROW | IOPA_POOL_F_INPROC)
 
 /**
  * struct iopa_pool_opts - settings of iopa_pool_init(); zero = default
@@ -283,6 +293,8 @@ struct iopa_pool_opts {
  * @completed: their completions reaped so far
  * @failed: completions reaped with res < 0 (cancelled ones included)
  * @outstanding: @submitted - @completed
+ * @flags: IOPA_POOL_INFO_F_*
+ * @limit: how many of the pool's jobs may run at once now (0: unknown)
  * @reserved: zero
  */
 struct iopa_pool_info {
@@ -298,8 +310,13 @@ struct iopa_pool_info {
 	uint64_t completed;
 	uint64_t failed;
 	uint64_t outstanding;
-	uint64_t reserved[4];
+	unsigned int flags;
+	unsigned int limit;
+	uint64_t reserved[3];
 };
+
+/* iopa_pool_info.flags: the pool runs in the process, without the module. */
+#define IOPA_POOL_INFO_F_INPROC	0x1U
 
 int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 		   const struct iopa_pool_opts *opts);

@@ -44,11 +44,16 @@
  *    and, when the submitter is full (max_jobs outstanding: EAGAIN), by
  *    iopa_pool_submit() itself; each completion goes to opts->done.
  *
+ * 5. Without the module.  When /dev/iopa is absent, or with
+ *    IOPA_POOL_F_INPROC, the jobs are queued, limited and completed in
+ *    the process (src/inproc.c) instead of by a submitter and worker fds;
+ *    the threads, their growth and shrinking are the same.
+ *
  * Locking: pool->lock guards the thread slots, nthreads and the spawn
  * decision; reap_lock serialises reaping (the cqe buffer, done
  * callbacks).  Counters read without a lock are atomics.
  */
-#include "internal.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,13 +83,15 @@ enum pool_slot_state {
 struct pool_thread {
 	struct iopa_pool *pool;
 	pthread_t tid;
-	int wfd;			/* the thread's worker fd */
+	int wfd;			/* the thread's worker fd (module) */
+	struct inproc_worker iw;	/* its state (without the module) */
 	enum pool_slot_state state;	/* protected by pool->lock */
 };
 
 struct iopa_pool {
 	int ctx_fd;
 	int sub_fd;
+	struct inproc *inproc;		/* without the module: the jobs */
 	unsigned int min_threads;
 	unsigned int max_threads;
 	unsigned int idle_ms;
@@ -201,9 +208,10 @@ static int pool_spawn_locked(struct iopa_pool *p)
 	if (!t)
 		return -EAGAIN;
 
-	wfd = iopa_worker_create(p->ctx_fd,
+	wfd = p->inproc ? -1 :
+	      iopa_worker_create(p->ctx_fd,
 				 p->borrow ? IOPA_WORKER_F_BORROW : 0);
-	if (wfd < 0)
+	if (wfd < 0 && !p->inproc)
 		return wfd;
 	t->pool = p;
 	t->wfd = wfd;
@@ -218,7 +226,8 @@ static int pool_spawn_locked(struct iopa_pool *p)
 	if (r) {
 		atomic_fetch_sub(&p->nthreads, 1);
 		atomic_fetch_sub(&p->nidle, 1);
-		close(wfd);
+		if (wfd >= 0)
+			close(wfd);
 		return -r;
 	}
 	t->state = SLOT_RUNNING;
@@ -244,13 +253,30 @@ static void pool_spawn_failed_locked(struct iopa_pool *p, int err)
 		pool_set_error(p, err);
 }
 
+/* Jobs queued, and workers (the pool's or others') waiting for one. */
+static int pool_demand(struct iopa_pool *p, unsigned int *pending,
+		       unsigned int *waiting)
+{
+	struct iopa_stats st;
+
+	if (p->inproc) {
+		iopa_inproc_demand(p->inproc, pending, waiting);
+		return 0;
+	}
+	if (iopa_get_stats(p->ctx_fd, &st) < 0)
+		return -1;
+	*pending = st.pending;
+	*waiting = st.nr_waiting;
+	return 0;
+}
+
 /*
  * Add a thread if jobs wait and nobody, in the pool or elsewhere in the
  * context, is there to take them (see 2. at the top).
  */
 static void pool_maybe_grow(struct iopa_pool *p)
 {
-	struct iopa_stats st;
+	unsigned int pending, waiting;
 	int r;
 
 	if (atomic_load(&p->nidle) || atomic_load(&p->stop) ||
@@ -258,7 +284,7 @@ static void pool_maybe_grow(struct iopa_pool *p)
 		return;
 	if (atomic_load(&p->nthreads) >= atomic_load(&p->max_eff))
 		return;
-	if (iopa_get_stats(p->ctx_fd, &st) < 0 || !st.pending || st.nr_waiting)
+	if (pool_demand(p, &pending, &waiting) < 0 || !pending || waiting)
 		return;
 	pthread_mutex_lock(&p->lock);
 	if (!atomic_load(&p->nidle)) {
@@ -275,14 +301,14 @@ static void pool_maybe_grow(struct iopa_pool *p)
  */
 static bool pool_may_shrink(struct iopa_pool *p)
 {
-	struct iopa_stats st;
+	unsigned int pending, waiting;
 	bool leave = false;
 
 	pthread_mutex_lock(&p->lock);
 	if (atomic_load(&p->nthreads) > p->min_threads) {
 		leave = true;
-		if (iopa_get_stats(p->ctx_fd, &st) == 0 && st.pending &&
-		    !st.nr_waiting)
+		if (pool_demand(p, &pending, &waiting) == 0 && pending &&
+		    !waiting)
 			leave = false;	/* the spare: jobs wait on the limit */
 		if (leave)
 			atomic_fetch_sub(&p->nthreads, 1);
@@ -308,6 +334,12 @@ static int pool_next(struct pool_thread *t, bool *have_done,
 	unsigned int completed = 0;
 	int r;
 
+	if (p->inproc) {
+		r = iopa_inproc_next(p->inproc, &t->iw, done, *have_done, w,
+				POOL_TICK_NS);
+		*have_done = false;	/* it took effect */
+		return r;
+	}
 	if (p->work_batch) {
 		r = iopa_work_batch(t->wfd, done, *have_done, w, 1, 0,
 				    POOL_TICK_NS, &completed);
@@ -356,6 +388,8 @@ static void *pool_thread_main(void *arg)
 
 	memset(&done, 0, sizeof(done));
 	pool_self = p;
+	if (p->inproc)
+		iopa_inproc_worker_init(&t->iw);
 	while (!atomic_load(&p->stop)) {
 		struct iopa_work w;
 		int r;
@@ -384,9 +418,13 @@ static void *pool_thread_main(void *arg)
 		atomic_fetch_add(&p->nidle, 1);
 		idle_since = pool_now_ns();
 	}
-	if (have_done)
-		iopa_complete(t->wfd, done.job_id, done.res);
-	close(t->wfd);
+	if (p->inproc) {
+		iopa_inproc_worker_exit(p->inproc, &t->iw, &done, have_done);
+	} else {
+		if (have_done)
+			iopa_complete(t->wfd, done.job_id, done.res);
+		close(t->wfd);
+	}
 
 	pthread_mutex_lock(&p->lock);
 	if (counted)
@@ -404,7 +442,11 @@ static int pool_reap_locked(struct iopa_pool *p, unsigned int flags,
 {
 	int n, i;
 
-	n = iopa_reap(p->sub_fd, p->cqes, POOL_REAP_BATCH, flags, timeout_ns);
+	if (p->inproc)
+		n = iopa_inproc_reap(p->inproc, p->cqes, POOL_REAP_BATCH, timeout_ns);
+	else
+		n = iopa_reap(p->sub_fd, p->cqes, POOL_REAP_BATCH, flags,
+			      timeout_ns);
 	if (n <= 0)
 		return n;
 	pool_reaping = p;
@@ -454,12 +496,48 @@ static void pool_join_all(struct iopa_pool *p)
 	}
 }
 
+/*
+ * Open (ctx_fd < 0) or duplicate the pool's context and check that the
+ * module speaks our ABI.  Returns 0 or -errno (-ENOENT: no /dev/iopa).
+ */
+static int pool_open_ctx(struct iopa_pool *p, int ctx_fd)
+{
+	struct iopa_features feat;
+	int r;
+
+	if (ctx_fd < 0) {
+		p->ctx_fd = iopa_open();
+	} else {
+		p->ctx_fd = fcntl(ctx_fd, F_DUPFD_CLOEXEC, 0);
+		if (p->ctx_fd < 0)
+			p->ctx_fd = -errno;
+	}
+	if (p->ctx_fd < 0) {
+		r = p->ctx_fd;
+		p->ctx_fd = -1;
+		return r;
+	}
+	r = iopa_get_features(p->ctx_fd, &feat);
+	if (r == 0 && (feat.abi_version != IOPA_ABI_VERSION ||
+		       !(feat.features & IOPA_FEAT_IOCTL)))
+		r = -EPROTONOSUPPORT;
+	if (r < 0) {
+		close(p->ctx_fd);
+		p->ctx_fd = -1;
+		return r;
+	}
+	p->batch_max = feat.batch_max ? feat.batch_max : 1;
+	p->work_batch = feat.features & IOPA_FEAT_BATCH;
+	p->borrow = feat.features & IOPA_FEAT_BORROW;	/* it can lend */
+	return 0;
+}
+
 IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 			       const struct iopa_pool_opts *opts)
 {
 	struct iopa_pool_opts o;
-	struct iopa_features feat;
 	struct iopa_pool *p;
+	bool inproc;
 	unsigned int i;
 	int r;
 
@@ -477,33 +555,27 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 	if (o.limit > IOPA_LIMIT_MAX || o.max_threads > POOL_MAX_THREADS)
 		return -EINVAL;
 
+	/* In-process by request, or where there is no iopa device. */
+	inproc = o.flags & IOPA_POOL_F_INPROC;
+	if (inproc && ctx_fd >= 0)
+		return -EINVAL;
+
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->ctx_fd = p->sub_fd = -1;
-	if (ctx_fd < 0) {
-		p->ctx_fd = iopa_open();
-	} else {
-		p->ctx_fd = fcntl(ctx_fd, F_DUPFD_CLOEXEC, 0);
-		if (p->ctx_fd < 0)
-			p->ctx_fd = -errno;
+	if (!inproc) {
+		r = pool_open_ctx(p, ctx_fd);
+		if (r == -ENOENT || r == -ENODEV || r == -ENXIO)
+			inproc = ctx_fd < 0;
+		if (r < 0 && !inproc)
+			goto out_free;
 	}
-	if (p->ctx_fd < 0) {
-		r = p->ctx_fd;
-		goto out_free;
+	if (inproc) {
+		p->batch_max = INPROC_MAX_JOBS;
+		p->borrow = true;
 	}
-	r = iopa_get_features(p->ctx_fd, &feat);
-	if (r < 0)
-		goto out_close_ctx;
-	if (feat.abi_version != IOPA_ABI_VERSION ||
-	    !(feat.features & IOPA_FEAT_IOCTL)) {
-		r = -EPROTONOSUPPORT;
-		goto out_close_ctx;
-	}
-	p->batch_max = feat.batch_max ? feat.batch_max : 1;
-	p->work_batch = feat.features & IOPA_FEAT_BATCH;
-	p->borrow = (o.flags & IOPA_POOL_F_BORROW) &&
-		    (feat.features & IOPA_FEAT_BORROW);
+	p->borrow = p->borrow && (o.flags & IOPA_POOL_F_BORROW);
 
 	p->min_threads = o.min_threads;
 	p->max_threads = o.max_threads ? o.max_threads :
@@ -522,10 +594,23 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 		r = -ENOMEM;
 		goto out_close_ctx;
 	}
-	p->sub_fd = iopa_submitter_create(p->ctx_fd, o.limit, 0);
-	if (p->sub_fd < 0) {
-		r = p->sub_fd;
-		goto out_free_threads;
+	if (inproc) {
+		/*
+		 * The limit cannot usefully exceed the threads: the default
+		 * maximum keeps one spare thread, as with the module.
+		 */
+		r = iopa_inproc_create(&p->inproc, o.limit,
+				  o.max_threads || p->max_threads < 2 ?
+				  p->max_threads : p->max_threads - 1,
+				  p->borrow);
+		if (r < 0)
+			goto out_free_threads;
+	} else {
+		p->sub_fd = iopa_submitter_create(p->ctx_fd, o.limit, 0);
+		if (p->sub_fd < 0) {
+			r = p->sub_fd;
+			goto out_free_threads;
+		}
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->reap_lock, NULL);
@@ -535,7 +620,8 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 out_free_threads:
 	free(p->threads);
 out_close_ctx:
-	close(p->ctx_fd);
+	if (p->ctx_fd >= 0)
+		close(p->ctx_fd);
 out_free:
 	free(p);
 	return r;
@@ -590,7 +676,8 @@ IOPA_EXPORT int iopa_pool_submit(struct iopa_pool *p,
 	if (nr > p->batch_max)
 		nr = p->batch_max;
 	for (;;) {
-		r = iopa_submit(p->sub_fd, jobs, nr, 0);
+		r = p->inproc ? iopa_inproc_submit(p->inproc, jobs, nr) :
+		    iopa_submit(p->sub_fd, jobs, nr, 0);
 		if (r > 0) {
 			atomic_fetch_add(&p->submitted, (unsigned int)r);
 			pool_maybe_grow(p);
@@ -669,10 +756,17 @@ IOPA_EXPORT int iopa_pool_close(struct iopa_pool *p)
 	if (pool_self == p || pool_reaping == p)
 		return -EDEADLK;
 	atomic_store(&p->stop, true);
-	/* Our pending jobs would never run now: cancel them. */
-	close(p->sub_fd);
-	pool_join_all(p);
-	close(p->ctx_fd);
+	if (p->inproc) {
+		/* Threads end after their job; the queued jobs never run. */
+		iopa_inproc_stop(p->inproc);
+		pool_join_all(p);
+		iopa_inproc_destroy(p->inproc);
+	} else {
+		/* Our pending jobs would never run now: cancel them. */
+		close(p->sub_fd);
+		pool_join_all(p);
+		close(p->ctx_fd);
+	}
 	pthread_mutex_destroy(&p->reap_lock);
 	pthread_mutex_destroy(&p->lock);
 	free(p->threads);
@@ -682,17 +776,23 @@ IOPA_EXPORT int iopa_pool_close(struct iopa_pool *p)
 
 IOPA_EXPORT int iopa_pool_ctx_fd(const struct iopa_pool *p)
 {
-	return p ? p->ctx_fd : -EINVAL;
+	if (!p)
+		return -EINVAL;
+	return p->inproc ? -ENODEV : p->ctx_fd;
 }
 
 IOPA_EXPORT int iopa_pool_submitter_fd(const struct iopa_pool *p)
 {
-	return p ? p->sub_fd : -EINVAL;
+	if (!p)
+		return -EINVAL;
+	return p->inproc ? -ENODEV : p->sub_fd;
 }
 
 IOPA_EXPORT int iopa_pool_get_info(struct iopa_pool *p,
 				   struct iopa_pool_info *info)
 {
+	int r;
+
 	if (!p || !info)
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
@@ -710,5 +810,12 @@ IOPA_EXPORT int iopa_pool_get_info(struct iopa_pool *p,
 	info->completed = atomic_load(&p->completed);
 	info->failed = atomic_load(&p->failed);
 	info->outstanding = info->submitted - info->completed;
+	if (p->inproc) {
+		info->flags |= IOPA_POOL_INFO_F_INPROC;
+		info->limit = iopa_inproc_limit(p->inproc);
+	} else {
+		r = iopa_get_limit(p->sub_fd, NULL);
+		info->limit = r > 0 ? (unsigned int)r : 0;
+	}
 	return 0;
 }

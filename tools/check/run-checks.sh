@@ -93,7 +93,8 @@ check_ctl_sim() {
 # paths, header as C/C++, exported symbols vs the map, man pages, a staged
 # install used through pkg-config; iopa-sum's own host checks.
 check_libiopa_host() {
-	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/liburing-glue" test &&
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/liburing-glue" \
+		KSFT_INC="$KSRC/tools/testing/selftests" test &&
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/iopa-sum" check
 }
 

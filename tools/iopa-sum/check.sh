@@ -7,7 +7,9 @@
 #
 #   tools/iopa-sum/check.sh [NFILES]          (default 10000)
 #
-# Environment: IOPA_SUM, MKTREE (default: next to this script), SHA256SUM
+# Environment: IOPA_SUM, MKTREE (default: next to this script),
+# IOPA_SUM_FLAGS (options for every run, e.g. -p: without the module, as
+# host-check.sh runs it), SHA256SUM
 # (default: GNU sha256sum next to this script if there, else
 # sha256sum on PATH; GNU's is needed for the names it escapes), TMPDIR.
 #
@@ -21,6 +23,7 @@ set -u
 
 D=$(cd "$(dirname "$0")" && pwd)
 SUM=${IOPA_SUM:-$D/iopa-sum}
+SUM_FLAGS=${IOPA_SUM_FLAGS:-}
 MKTREE=${MKTREE:-$D/mktree}
 if [ -z "${SHA256SUM:-}" ]; then
 	SHA256SUM=sha256sum
@@ -49,7 +52,7 @@ reference() {
 	find "$@" -type f -print0 | sort -z | xargs -0 -r "$SHA256SUM" --
 }
 
-echo "# iopa-sum: $SUM; reference: $SHA256SUM ($("$SHA256SUM" --version 2>&1 | head -n 1))"
+echo "# iopa-sum: $SUM $SUM_FLAGS; reference: $SHA256SUM ($("$SHA256SUM" --version 2>&1 | head -n 1))"
 cd "$W" || exit 1
 t0=$(now_ms)
 made=$("$MKTREE" tree "$NFILES") || { echo "not ok 1 mktree"; exit 1; }
@@ -62,7 +65,7 @@ t0=$(now_ms)
 reference tree >ref.out
 t_ref=$(( $(now_ms) - t0 ))
 t0=$(now_ms)
-"$SUM" tree >sum.out 2>sum.err
+"$SUM" $SUM_FLAGS tree >sum.out 2>sum.err
 rc=$?
 t_sum=$(( $(now_ms) - t0 ))
 echo "# sha256sum: ${t_ref} ms; iopa-sum: ${t_sum} ms (exit $rc)"
@@ -86,7 +89,7 @@ ok $? "symlinks and the FIFO are left out"
 ok $? "sha256sum -c accepts the output"
 
 # --- 2. operands: files, a symlink to a file, several trees, overlap -------------
-"$SUM" tree/odd tree/edge/size-0 tree/special/link-to-file tree/sort >ops.out 2>ops.err
+"$SUM" $SUM_FLAGS tree/odd tree/edge/size-0 tree/special/link-to-file tree/sort >ops.out 2>ops.err
 rc=$?
 {
 	find tree/odd tree/sort -type f -print0
@@ -96,7 +99,7 @@ rc=$?
 ok $? "file, symlink and directory operands, sorted together"
 
 # --- 3. per-file errors do not stop the run ---------------------------------------
-"$SUM" tree/odd no-such-file tree/special/fifo >err.out 2>err.err
+"$SUM" $SUM_FLAGS tree/odd no-such-file tree/special/fifo >err.out 2>err.err
 rc=$?
 reference tree/odd >err.ref
 [ $rc = 1 ]
@@ -110,30 +113,30 @@ sed 's/^/#   stderr: /' err.err
 
 # A readable file the module refuses as a job (no read_iter): hashed all
 # the same, as sha256sum does.
-"$SUM" /proc/self/personality >proc.out 2>proc.err
+"$SUM" $SUM_FLAGS /proc/self/personality >proc.out 2>proc.err
 rc=$?
 "$SHA256SUM" /proc/self/personality >proc.ref
 [ $rc = 0 ] && [ ! -s proc.err ] && cmp proc.ref proc.out
 ok $? "/proc/self/personality (refused as a job): summed in-process, as sha256sum"
 
 # --- 4. limits and threads change nothing in the output ---------------------------
-"$SUM" -j 2 tree/bulk00/d000 tree/edge >j2.out 2>j2.err && [ ! -s j2.err ] && reference tree/bulk00/d000 tree/edge >j2.ref &&
+"$SUM" $SUM_FLAGS -j 2 tree/bulk00/d000 tree/edge >j2.out 2>j2.err && [ ! -s j2.err ] && reference tree/bulk00/d000 tree/edge >j2.ref &&
 	cmp j2.ref j2.out
 ok $? "-j 2: same output"
-"$SUM" -l 1 tree/edge tree/deep >l1.out 2>l1.err && [ ! -s l1.err ] && reference tree/edge tree/deep >l1.ref &&
+"$SUM" $SUM_FLAGS -l 1 tree/edge tree/deep >l1.out 2>l1.err && [ ! -s l1.err ] && reference tree/edge tree/deep >l1.ref &&
 	cmp l1.ref l1.out
 ok $? "-l 1 (pinned limit, one file at a time): same output"
 
 # For the record (no check): the whole tree again, adaptive and pinned.
 for a in "" "-l 1" "-l 2" "-l 4"; do
-	"$SUM" -q -v $a tree 2>&1 >/dev/null | sed "s/^/# [${a:-adaptive}] /"
+	"$SUM" $SUM_FLAGS -q -v $a tree 2>&1 >/dev/null | sed "s/^/# [${a:-adaptive}] /"
 done
 
 # --- 5. empty input, progress -----------------------------------------------------
-out=$("$SUM" tree/empty 2>&1)
+out=$("$SUM" $SUM_FLAGS tree/empty 2>&1)
 [ $? = 0 ] && [ -z "$out" ]
 ok $? "an empty directory: no output, exit 0"
-"$SUM" --progress tree/bulk00 >prog.out 2>prog.err
+"$SUM" $SUM_FLAGS --progress tree/bulk00 >prog.out 2>prog.err
 rc=$?
 reference tree/bulk00 >prog.ref
 [ $rc = 0 ] && cmp prog.ref prog.out

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # iopa-sum checks that need no iopa module (`make check`): usage and exit
-# statuses, the message without /dev/iopa, the man page, mktree.  The
-# comparison with sha256sum needs the module: check.sh, in the guest.
+# statuses, the comparison with sha256sum with the pool in the process
+# (check.sh, as the guest runs it with the module, and a real tree), the
+# man page, mktree.
 set -u
 cd "$(dirname "$0")" || exit 2
 n=0 failed=0
@@ -37,10 +38,23 @@ t "--help: status 0, stdout" sh -c './iopa-sum --help | grep -q "^usage: iopa-su
 H=../../liburing-glue/include/libiopa.h
 LIBV=$(sed -n 's/^#define LIBIOPA_VERSION_MAJOR[[:space:]]*//p' $H).$(sed -n 's/^#define LIBIOPA_VERSION_MINOR[[:space:]]*//p' $H)
 t "--version: iopa-sum 1.0 (libiopa $LIBV)" sh -c "./iopa-sum --version | grep -qx 'iopa-sum 1.0 (libiopa $LIBV)'"
+# Without the module (or with -p where it is loaded) the pool runs in
+# the process: the whole guest comparison with sha256sum, then a real tree.
+t "in process: check.sh (2000 files) against sha256sum, all pass" sh -c \
+	'IOPA_SUM_FLAGS=-p ./check.sh 2000 >'"$tmp"'/check.out 2>&1; rc=$?;
+	 cat '"$tmp"'/check.out; [ $rc = 0 ] && grep -qx "# 17 passed, 0 failed" '"$tmp"'/check.out'
+t "in process: /usr/include (a real tree) == find | sort | xargs sha256sum" sh -c \
+	'cd /usr && find include -type f -print0 | LC_ALL=C sort -z |
+	 xargs -0 sha256sum -- >'"$tmp"'/inc.ref &&
+	 '"$PWD"'/iopa-sum -p include >'"$tmp"'/inc.out &&
+	 [ "$(wc -l <'"$tmp"'/inc.ref)" -ge 1000 ] && cmp '"$tmp"'/inc.ref '"$tmp"'/inc.out'
+t "in process: -v says so" sh -c \
+	'./iopa-sum -p -v iopa-sum.1 2>&1 >/dev/null | grep -q "(in process)"'
 if [ ! -e /dev/iopa ]; then
-	t "without /dev/iopa: status 1 and a message, no output" sh -c \
-		'out=$(./iopa-sum . 2>'"$tmp"'/err); rc=$?; [ $rc = 1 ] && [ -z "$out" ] &&
-		 grep -q "^iopa-sum: /dev/iopa: No such file or directory (is the iopa module loaded?)$" '"$tmp"'/err'
+	t "without /dev/iopa: in process by itself, same output as sha256sum" sh -c \
+		'out=$(./iopa-sum -v iopa-sum.c iopa-sum.1 2>'"$tmp"'/err) &&
+		 [ "$out" = "$(sha256sum iopa-sum.1 iopa-sum.c)" ] &&
+		 grep -q "(in process)" '"$tmp"'/err'
 fi
 t "man page: groff -ww clean" sh -c \
 	'[ -z "$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z iopa-sum.1 2>&1)" ]'

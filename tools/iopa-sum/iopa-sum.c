@@ -397,12 +397,12 @@ static void *progress_main(void *arg)
 		struct timespec ts = { 0, PROGRESS_MS * 1000000L };
 		int limit;
 
-		limit = iopa_get_limit(iopa_pool_submitter_fd(S.pool), NULL);
+		iopa_pool_get_info(S.pool, &info);
+		limit = (int)info.limit;
 		note_limit(limit);
 		nanosleep(&ts, NULL);
 		if (atomic_load(&S.stop_progress) || !S.progress)
 			continue;
-		iopa_pool_get_info(S.pool, &info);
 		pthread_mutex_lock(&S.err_lock);
 		fprintf(stderr, "\r\033[K%s: %zu/%zu files, %.1f MiB, %u threads, limit %d",
 			PROG, atomic_load(&S.done), S.nr,
@@ -430,12 +430,15 @@ static void usage(FILE *out)
 		"Print the SHA-256 of every regular file under each DIR (and of each\n"
 		"FILE), in sha256sum's format, sorted by path.  The files are read by\n"
 		"a pool of iopa worker threads: the kernel's in-flight limit decides\n"
-		"how many at once.\n"
+		"how many at once (without the iopa module, the same adaptive limit\n"
+		"runs in the process).\n"
 		"\n"
 		"  -j, --max-threads N  at most N worker threads (default: the module's\n"
 		"                       max_limit + 1)\n"
 		"  -l, --limit N        pin the in-flight limit at N (default 0: the\n"
 		"                       kernel adapts it)\n"
+		"  -p, --in-process     run the pool in the process even where the\n"
+		"                       module is loaded\n"
 		"  -q, --quiet          no progress line (default: shown when stderr\n"
 		"                       is a terminal)\n"
 		"  -v, --verbose        at the end, a summary on stderr: files, bytes,\n"
@@ -534,6 +537,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "max-threads", required_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "in-process", no_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "progress", no_argument, NULL, 'P' },
@@ -549,7 +553,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	memset(&po, 0, sizeof(po));
-	while ((opt = getopt_long(argc, argv, "j:l:qvhV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "j:l:pqvhV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			if (parse_uint(optarg, 65536, &po.max_threads) ||
@@ -559,6 +563,9 @@ int main(int argc, char **argv)
 		case 'l':
 			if (parse_uint(optarg, IOPA_LIMIT_MAX, &po.limit))
 				goto bad_arg;
+			break;
+		case 'p':
+			po.flags |= IOPA_POOL_F_INPROC;
 			break;
 		case 'q':
 			quiet = true;
@@ -602,9 +609,8 @@ int main(int argc, char **argv)
 			iopa_pool_close(S.pool);
 	}
 	if (r < 0) {
-		fprintf(stderr, "%s: %s: %s%s\n", PROG, LIBIOPA_DEV_PATH,
-			strerror(-r), r == -ENOENT ?
-			" (is the iopa module loaded?)" : "");
+		fprintf(stderr, "%s: %s: %s\n", PROG, LIBIOPA_DEV_PATH,
+			strerror(-r));
 		return 1;
 	}
 	/* The pool first: no walk of a large tree to learn iopa is missing. */
@@ -644,11 +650,13 @@ int main(int argc, char **argv)
 
 		iopa_pool_get_info(S.pool, &info);
 		fprintf(stderr, "%s: %zu files, %.1f MiB in %.2f s (%.0f files/s, %.1f MiB/s); "
-			"limit %u..%u; threads: peak %u, started %llu\n",
+			"limit %u..%u%s; threads: peak %u, started %llu\n",
 			PROG, S.nr, atomic_load(&S.bytes) / 1048576.0, secs,
 			secs > 0 ? S.nr / secs : 0.0,
 			secs > 0 ? atomic_load(&S.bytes) / 1048576.0 / secs : 0.0,
-			S.lim_lo, S.lim_hi, info.peak_threads,
+			S.lim_lo, S.lim_hi,
+			info.flags & IOPA_POOL_INFO_F_INPROC ? " (in process)" : "",
+			info.peak_threads,
 			(unsigned long long)info.threads_started);
 	}
 	iopa_pool_close(S.pool);

@@ -45,6 +45,19 @@ t "sqe helpers fill the SQE" ./tests/host/sqe
 t "wrappers: -errno paths (libiopa.so)" ./tests/host/wrappers
 t "wrappers: -errno paths (libiopa.a)" ./tests/host/wrappers-static
 
+# ---- the pool without the module: one line per harness test -------------------
+./tests/host/inproc >"$OUT/inproc.log" 2>&1
+inproc_rc=$?
+while read -r line; do
+	case $line in
+	"ok "*" # SKIP"*) t "pool in process: ${line#ok * } (skipped)" true ;;
+	"ok "*) t "pool in process: $(echo "$line" | cut -d' ' -f3-)" true ;;
+	"not ok "*) t "pool in process: $(echo "$line" | cut -d' ' -f4-)" \
+		sh -c "grep -v '^ok ' '$OUT/inproc.log'; false" ;;
+	esac
+done < <(grep -E '^(not )?ok [0-9]+ ' "$OUT/inproc.log")
+t "pool in process: the test program exits 0" test "$inproc_rc" = 0
+
 # ---- the header as C and C++ --------------------------------------------------
 for std in gnu99 gnu11 gnu17; do
 	t "header compiles, links and runs as C ($std)" sh -c \

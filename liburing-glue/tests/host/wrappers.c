@@ -104,8 +104,20 @@ static void test_pool_errors(int have_dev)
 	CHECK(p == NULL);
 	/* An fd that is not open. */
 	EXPECT_ERR(-EBADF, iopa_pool_init(&p, 1000, NULL));
-	if (!have_dev)
-		EXPECT_ERR(-ENOENT, iopa_pool_init(&p, -1, NULL));
+	/* Both flags' combination with a context fd makes no sense. */
+	o.limit = 0;
+	o.flags = IOPA_POOL_F_INPROC;
+	EXPECT_ERR(-EINVAL, iopa_pool_init(&p, nul, &o));
+	o.flags = 0;
+	/* No device: the pool runs in the process (tests/host/inproc.c). */
+	if (!have_dev) {
+		struct iopa_pool_info info;
+
+		EXPECT_ERR(0, iopa_pool_init(&p, -1, NULL));
+		CHECK(p && iopa_pool_get_info(p, &info) == 0 &&
+		      (info.flags & IOPA_POOL_INFO_F_INPROC));
+		EXPECT_ERR(0, iopa_pool_close(p));
+	}
 
 	EXPECT_ERR(-EINVAL, iopa_pool_create_threads(NULL, NULL, NULL));
 	EXPECT_ERR(-EINVAL, iopa_pool_submit(NULL, NULL, 1));

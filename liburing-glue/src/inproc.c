@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * libiopa: the worker pool without the module.
+ *
+ * When /dev/iopa is absent (or the application passes IOPA_POOL_F_INPROC)
+ * the pool of src/pool.c takes its jobs from here instead of from a
+ * submitter and worker fds: the same threads, the same callbacks, the
+ * same growth and shrinking, and the same admission limit, adjusted by
+ * the module's own controller (kernel/ctl.c, built into the library: it
+ * depends on no kernel facility).  What the module measures, this file
+ * measures in the process:
+ *
+ * - Bytes.  A job's bytes are those its pool thread was charged for block
+ *   I/O while it ran the user function: read_bytes + write_bytes of
+ *   /proc/thread-self/io, the counters the module reads in the kernel
+ *   (task I/O accounting).  One read per job: the value read when a job
+ *   ends is the mark of the thread's next job.  Without the file (no
+ *   CONFIG_TASK_IO_ACCOUNTING, no /proc) every job counts 0 bytes and the
+ *   throughput is in jobs per second, as for jobs that do no I/O.
+ * - CPU.  Idle + iowait time of all CPUs from /proc/stat, for the
+ *   controller's CPU guard.
+ * - Device.  A job whose file lies on a rotational disk (sysfs
+ *   queue/rotational of the file's device) starts the limit at 1, as the
+ *   module does.
+ *
+ * Cycles end where the module's delayed work would end them: on the
+ * completion that gives the controller enough evidence, or once the
+ * cycle's length has passed, noticed by the next completion, the next
+ * tick of a waiting pool thread or of iopa_pool_wait().  A pool with
+ * nothing queued or running has no cycle under way; the next job starts
+ * one.
+ *
+ * What differs from the module (libiopa(7), "Without the module"): the
+ * limit is this process's alone (nothing shares a device with other
+ * processes' pools, no sysfs tunables: the controller's defaults);
+ * a job's fd is dup()ed at submission (it counts against RLIMIT_NOFILE
+ * until the job ends) and any open fd is accepted; jobs run in
+ * submission order; at most INPROC_MAX_JOBS are outstanding.
+ *
+ * Locking: q->lock guards everything below it in struct inproc; the
+ * controller is called under it, as the module calls it under its
+ * context lock.
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+struct inproc_job {
+	struct iopa_work w;
+};
+
+/* What the cycle under way has seen (the module's struct iopa_adapt_cycle). */
+struct inproc_cycle {
+	int64_t start_ns;
+	uint64_t idle_ms;	/* CPUs' idle time at the start; UINT64_MAX: unknown */
+	uint32_t len_ms;	/* longest the controller wants it to last */
+	uint64_t bytes;
+	uint64_t jobs;
+	uint64_t svc_us;
+	uint64_t svc_sq;
+	bool demand;		/* jobs waited on the limit */
+};
+
+struct inproc {
+	pthread_mutex_t lock;
+	pthread_cond_t work_cv;		/* a job may be taken, or stop */
+	pthread_cond_t done_cv;		/* a completion is there */
+	bool borrow;			/* lent fds reach the threads as is */
+	bool stop;
+	bool dev_seen;			/* the first job's device was looked at */
+
+	struct inproc_job *pend;	/* ring of INPROC_MAX_JOBS */
+	unsigned int pend_head;
+	unsigned int nr_pend;
+	struct iopa_cqe *cq;		/* ring of INPROC_MAX_JOBS */
+	unsigned int cq_head;
+	unsigned int nr_cq;
+	unsigned int outstanding;	/* queued + running + unreaped */
+	unsigned int running;
+	unsigned int waiting;		/* threads waiting for a job */
+	uint64_t next_id;
+
+	struct iopa_ctl ctl;
+	struct iopa_ctl_params params;
+	unsigned int limit;		/* iopa_ctl_limit(&ctl), applied */
+	bool idle;			/* no cycle under way */
+	bool tput_bytes;		/* the throughput unit is bytes/s */
+	bool unit_known;
+	struct inproc_cycle cyc;
+};
+
+static int64_t inproc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* @timeout_ns from now, for pthread_cond_timedwait() on our conditions. */
+static void inproc_deadline(uint64_t timeout_ns, struct timespec *ts)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)(timeout_ns / 1000000000ULL);
+	ts->tv_nsec += (long)(timeout_ns % 1000000000ULL);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Read a small /proc or /sys file into @buf; returns its length or -1. */
+static ssize_t inproc_read_small(int dirfd_or_fd, const char *path, char *buf,
+				 size_t size)
+{
+	ssize_t n;
+	int fd = dirfd_or_fd;
+
+	if (path) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+	}
+	n = pread(fd, buf, size - 1, 0);
+	if (path)
+		close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* Idle + iowait time of all CPUs, ms; UINT64_MAX if /proc/stat says nothing. */
+static uint64_t inproc_cpu_idle_ms(void)
+{
+	unsigned long long f[5];
+	long hz = sysconf(_SC_CLK_TCK);
+	char buf[256];
+
+	if (hz <= 0 || inproc_read_small(-1, "/proc/stat", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "cpu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+		   &f[3], &f[4]) != 5)
+		return UINT64_MAX;
+	return (uint64_t)(f[3] + f[4]) * 1000 / (uint64_t)hz;
+}
+
+/* The block I/O bytes the calling thread has been charged so far. */
+static uint64_t inproc_io_bytes(struct inproc_worker *iw)
+{
+	unsigned long long rb = 0, wb = 0;
+	char buf[512], *s;
+
+	if (iw->io_fd < 0)
+		return 0;
+	if (inproc_read_small(iw->io_fd, NULL, buf, sizeof(buf)) < 0) {
+		close(iw->io_fd);
+		iw->io_fd = -1;
+		return 0;
+	}
+	s = strstr(buf, "\nread_bytes:");
+	if (s)
+		rb = strtoull(s + 12, NULL, 10);
+	s = strstr(buf, "\nwrite_bytes:");
+	if (s)
+		wb = strtoull(s + 13, NULL, 10);
+	return rb + wb;
+}
+
+/*
+ * The first job's file lies on a rotational disk: start at one job, as
+ * the module does (kernel/limit.c, iopa_limit_note_file()).
+ */
+static void inproc_note_file_locked(struct inproc *q, int fd)
+{
+	char path[96], buf[8];
+	unsigned int maj, min;
+	struct stat st;
+
+	q->dev_seen = true;
+	if (fstat(fd, &st) < 0)
+		return;
+	maj = major(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
+	min = minor(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational",
+		 maj, min);
+	if (inproc_read_small(-1, path, buf, sizeof(buf)) < 0) {
+		/* A partition: its disk's queue. */
+		snprintf(path, sizeof(path),
+			 "/sys/dev/block/%u:%u/../queue/rotational", maj, min);
+		if (inproc_read_small(-1, path, buf, sizeof(buf)) < 0)
+			return;
+	}
+	if (buf[0] != '1')
+		return;
+	if (iopa_ctl_set_start(&q->ctl, &q->params, 1))
+		q->limit = iopa_ctl_limit(&q->ctl);
+}
+
+/* Jobs wait while the limit is reached: the cycle says something. */
+static void inproc_note_demand_locked(struct inproc *q)
+{
+	if (q->nr_pend && q->running >= q->limit)
+		q->cyc.demand = true;
+}
+
+static void inproc_cycle_begin_locked(struct inproc *q, int64_t now,
+				      uint64_t idle_ms)
+{
+	memset(&q->cyc, 0, sizeof(q->cyc));
+	q->cyc.start_ns = now;
+	q->cyc.idle_ms = idle_ms;
+	q->cyc.len_ms = iopa_ctl_next_cycle_ms(&q->ctl, &q->params);
+	q->idle = false;
+	inproc_note_demand_locked(q);
+}
+
+/* The module's iopa_limit_work_fn(): feed the sample, apply the limit. */
+static void inproc_cycle_end_locked(struct inproc *q, int64_t now)
+{
+	struct iopa_ctl_sample s;
+	struct inproc_cycle *cyc = &q->cyc;
+	uint64_t elapsed_ms, idle, idle_ms;
+	unsigned int old = q->limit;
+	uint32_t r = 0;
+
+	memset(&s, 0, sizeof(s));
+	elapsed_ms = now > cyc->start_ns ?
+		     (uint64_t)(now - cyc->start_ns) / 1000000 : 0;
+	if (!elapsed_ms)
+		elapsed_ms = 1;
+	idle = inproc_cpu_idle_ms();
+	idle_ms = idle != UINT64_MAX && cyc->idle_ms != UINT64_MAX &&
+		  idle >= cyc->idle_ms ? idle - cyc->idle_ms : UINT64_MAX;
+
+	/* Bytes/s while the jobs do block I/O, else jobs/s (x 1000). */
+	if (cyc->jobs && !!cyc->bytes != q->tput_bytes) {
+		s.cached = q->unit_known;
+		q->tput_bytes = !!cyc->bytes;
+	}
+	if (cyc->jobs)
+		q->unit_known = true;
+	s.tput = q->tput_bytes ? cyc->bytes * 1000 / elapsed_ms :
+		 cyc->jobs * 1000000 / elapsed_ms;
+	s.elapsed_ms = elapsed_ms > UINT32_MAX ? UINT32_MAX : elapsed_ms;
+	s.demand = cyc->demand || (q->nr_pend && q->running >= q->limit);
+	s.cpu_saturated = idle_ms != UINT64_MAX &&
+			  idle_ms * 10 < elapsed_ms * q->params.ncpus;
+	s.block_io = q->tput_bytes;
+	s.completions = cyc->jobs > UINT32_MAX ? UINT32_MAX : cyc->jobs;
+	s.svc_us = cyc->svc_us;
+	s.svc_sq = cyc->svc_sq;
+
+	iopa_ctl_update(&q->ctl, &q->params, &s, &r);
+	q->limit = iopa_ctl_limit(&q->ctl);
+	if (q->limit > old)
+		pthread_cond_broadcast(&q->work_cv);
+	if (!cyc->jobs && !q->nr_pend && !q->running)
+		q->idle = true;		/* nothing to measure: no cycle */
+	else
+		inproc_cycle_begin_locked(q, now, idle);
+}
+
+/* End the cycle if it has lasted long enough or holds enough evidence. */
+static void inproc_cycle_check_locked(struct inproc *q, int64_t now)
+{
+	uint64_t ms;
+
+	if (q->idle)
+		return;
+	ms = now > q->cyc.start_ns ? (uint64_t)(now - q->cyc.start_ns) / 1000000 : 0;
+	if (ms >= q->cyc.len_ms ||
+	    iopa_ctl_cycle_enough(&q->ctl, ms > UINT32_MAX ? UINT32_MAX : ms,
+				  q->cyc.jobs > UINT32_MAX ? UINT32_MAX :
+				  (uint32_t)q->cyc.jobs, q->cyc.svc_us))
+		inproc_cycle_end_locked(q, now);
+}
+
+/**
+ * iopa_inproc_create() - a job source without the module
+ * @q: set to the new source
+ * @fixed_limit: 0 to adapt the limit, else the limit (1..IOPA_LIMIT_MAX)
+ * @max_limit: the most the adaptive limit may reach (the pool's threads)
+ * @borrow: jobs with IOPA_JOB_F_BORROW reach the threads with the
+ *	application's own fd (IOPA_POOL_F_BORROW)
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
+		  unsigned int max_limit, bool borrow)
+{
+	pthread_condattr_t ca;
+	struct inproc *n;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->pend = calloc(INPROC_MAX_JOBS, sizeof(*n->pend));
+	n->cq = calloc(INPROC_MAX_JOBS, sizeof(*n->cq));
+	if (!n->pend || !n->cq) {
+		free(n->pend);
+		free(n->cq);
+		free(n);
+		return -ENOMEM;
+	}
+	/* Waits on the monotonic clock: a clock step changes no timeout. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->work_cv, &ca);
+	pthread_cond_init(&n->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	n->borrow = borrow;
+	n->next_id = 1;
+	iopa_ctl_params_default(&n->params, cpus > 0 ? (u32)cpus : 1);
+	if (max_limit < 1)
+		max_limit = 1;
+	if (max_limit > IOPA_CTL_LIMIT_MAX)
+		max_limit = IOPA_CTL_LIMIT_MAX;
+	n->params.max_limit = max_limit;
+	iopa_ctl_init(&n->ctl, &n->params, IOPA_CTL_POLICY_BRACKET);
+	if (fixed_limit)
+		iopa_ctl_set_fixed(&n->ctl, fixed_limit);
+	n->limit = iopa_ctl_limit(&n->ctl);
+	n->idle = true;
+	*q = n;
+	return 0;
+}
+
+/**
+ * iopa_inproc_stop() - wake every thread waiting for a job or a completion
+ * @q: the source
+ *
+ * Waiting pool threads return 0 (no job) from then on.
+ */
+void iopa_inproc_stop(struct inproc *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_broadcast(&q->work_cv);
+	pthread_cond_broadcast(&q->done_cv);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/**
+ * iopa_inproc_destroy() - free a source no thread uses any more
+ * @q: the source
+ *
+ * Closes the fds of the jobs still queued (they never ran).
+ */
+void iopa_inproc_destroy(struct inproc *q)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->nr_pend; i++) {
+		struct iopa_work *w = &q->pend[(q->pend_head + i) %
+					       INPROC_MAX_JOBS].w;
+
+		if (!(w->flags & IOPA_WORK_F_BORROWED))
+			close(w->fd);
+	}
+	pthread_cond_destroy(&q->done_cv);
+	pthread_cond_destroy(&q->work_cv);
+	pthread_mutex_destroy(&q->lock);
+	free(q->pend);
+	free(q->cq);
+	free(q);
+}
+
+/* One job into the queue; 0 or -errno.  Called with q->lock held. */
+static int inproc_queue_locked(struct inproc *q, const struct iopa_job *job)
+{
+	struct iopa_work *w;
+	int fd = job->fd;
+
+	if ((job->flags & ~IOPA_JOB_F_MASK) || job->reserved)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	if (q->outstanding >= INPROC_MAX_JOBS)
+		return -EAGAIN;
+	if (q->borrow && (job->flags & IOPA_JOB_F_BORROW)) {
+		if (fcntl(fd, F_GETFD) < 0)
+			return -EBADF;
+	} else {
+		/* The job's own fd, as the module installs one. */
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return errno == EMFILE ? -ETOOMANYREFS : -errno;
+	}
+	if (!q->dev_seen)
+		inproc_note_file_locked(q, fd);
+	w = &q->pend[(q->pend_head + q->nr_pend) % INPROC_MAX_JOBS].w;
+	w->job_id = q->next_id++;
+	w->user_data = job->user_data;
+	w->offset = job->offset;
+	w->len = job->len;
+	w->fd = fd;
+	w->flags = fd == job->fd ? IOPA_WORK_F_BORROWED : 0;
+	q->nr_pend++;
+	q->outstanding++;
+	return 0;
+}
+
+/**
+ * iopa_inproc_submit() - queue jobs
+ * @q: the source
+ * @jobs: the jobs
+ * @nr: how many
+ *
+ * Return: the number queued (the first ones of @jobs), or -errno if the
+ * first could not be: -EAGAIN (INPROC_MAX_JOBS outstanding), -ESHUTDOWN,
+ * -EINVAL (flags, reserved), -EBADF, -ETOOMANYREFS (no fd left for it).
+ */
+int iopa_inproc_submit(struct inproc *q, const struct iopa_job *jobs,
+		  unsigned int nr)
+{
+	unsigned int i, wake;
+	int r = 0;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->stop) {
+		pthread_mutex_unlock(&q->lock);
+		return -ESHUTDOWN;
+	}
+	for (i = 0; i < nr; i++) {
+		r = inproc_queue_locked(q, &jobs[i]);
+		if (r < 0)
+			break;
+	}
+	if (i) {
+		if (q->idle)
+			inproc_cycle_begin_locked(q, inproc_now_ns(),
+						  inproc_cpu_idle_ms());
+		inproc_note_demand_locked(q);
+		wake = q->limit > q->running ? q->limit - q->running : 0;
+		if (wake > i)
+			wake = i;
+		while (wake--)
+			pthread_cond_signal(&q->work_cv);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return i ? (int)i : r;
+}
+
+/**
+ * iopa_inproc_worker_init() - a pool thread starts
+ * @iw: its state
+ *
+ * Opens the thread's task I/O counter: in the thread itself.
+ */
+void iopa_inproc_worker_init(struct inproc_worker *iw)
+{
+	memset(iw, 0, sizeof(*iw));
+	iw->io_fd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
+	iw->io_mark = inproc_io_bytes(iw);
+}
+
+/* The job the thread ran is done: complete it.  q->lock held. */
+static void inproc_complete_locked(struct inproc *q, struct inproc_worker *iw,
+				   const struct iopa_done *done,
+				   uint64_t user_data, uint64_t bytes,
+				   int64_t now)
+{
+	struct iopa_cqe *c = &q->cq[(q->cq_head + q->nr_cq) % INPROC_MAX_JOBS];
+	uint64_t svc = now > iw->fetch_ns ?
+		       (uint64_t)(now - iw->fetch_ns) / 1000 : 0;
+	uint64_t sq = svc < UINT32_MAX ? svc * svc : UINT64_MAX;
+
+	c->user_data = user_data;
+	c->job_id = done->job_id;
+	c->res = done->res;
+	c->flags = 0;
+	q->nr_cq++;
+	q->running--;
+	q->cyc.bytes += bytes;
+	q->cyc.jobs++;
+	q->cyc.svc_us += svc;
+	q->cyc.svc_sq = q->cyc.svc_sq > UINT64_MAX - sq ? UINT64_MAX :
+			q->cyc.svc_sq + sq;
+	pthread_cond_broadcast(&q->done_cv);
+	inproc_cycle_check_locked(q, now);
+}
+
+/* Bytes the thread moved since its last job started (outside the lock). */
+static uint64_t inproc_job_bytes(struct inproc_worker *iw)
+{
+	uint64_t io = inproc_io_bytes(iw);
+	uint64_t bytes = io >= iw->io_mark ? io - iw->io_mark : 0;
+
+	iw->io_mark = io;
+	return bytes;
+}
+
+/**
+ * iopa_inproc_next() - complete the thread's job, if any, and take the next
+ * @q: the source
+ * @iw: the calling pool thread's state
+ * @done: the job to complete (with @have_done)
+ * @have_done: the thread holds a job it has run
+ * @w: out: the job taken
+ * @timeout_ns: how long to wait for one
+ *
+ * Waits while nothing is queued or the limit is reached.
+ *
+ * Return: 1 with a job in @w; 0 when none came in time or the pool
+ * stops (the completion, if any, took effect).
+ */
+int iopa_inproc_next(struct inproc *q, struct inproc_worker *iw,
+		const struct iopa_done *done, bool have_done,
+		struct iopa_work *w, uint64_t timeout_ns)
+{
+	uint64_t bytes = have_done ? inproc_job_bytes(iw) : 0;
+	int64_t now = inproc_now_ns(), end = now + (int64_t)timeout_ns;
+	struct timespec deadline;
+	int r = 0;
+
+	inproc_deadline(timeout_ns, &deadline);
+
+	pthread_mutex_lock(&q->lock);
+	if (have_done)
+		inproc_complete_locked(q, iw, done, iw->user_data, bytes, now);
+	for (;;) {
+		if (q->stop)
+			break;
+		if (q->nr_pend && q->running < q->limit) {
+			*w = q->pend[q->pend_head].w;
+			q->pend_head = (q->pend_head + 1) % INPROC_MAX_JOBS;
+			q->nr_pend--;
+			q->running++;
+			iw->fetch_ns = inproc_now_ns();
+			iw->user_data = w->user_data;
+			inproc_note_demand_locked(q);
+			r = 1;
+			break;
+		}
+		if (inproc_now_ns() >= end)
+			break;
+		q->waiting++;
+		pthread_cond_timedwait(&q->work_cv, &q->lock, &deadline);
+		q->waiting--;
+		inproc_cycle_check_locked(q, inproc_now_ns());
+	}
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+/**
+ * iopa_inproc_worker_exit() - a pool thread ends
+ * @q: the source
+ * @iw: its state
+ * @done: the job it still holds (with @have_done)
+ * @have_done: it holds a job it has run
+ */
+void iopa_inproc_worker_exit(struct inproc *q, struct inproc_worker *iw,
+			const struct iopa_done *done, bool have_done)
+{
+	if (have_done) {
+		uint64_t bytes = inproc_job_bytes(iw);
+
+		pthread_mutex_lock(&q->lock);
+		inproc_complete_locked(q, iw, done, iw->user_data, bytes,
+				       inproc_now_ns());
+		pthread_mutex_unlock(&q->lock);
+	}
+	if (iw->io_fd >= 0)
+		close(iw->io_fd);
+	iw->io_fd = -1;
+}
+
+/**
+ * iopa_inproc_reap() - take completions, waiting for one up to @timeout_ns
+ * @q: the source
+ * @cqes: where to put them
+ * @nr: room in @cqes
+ * @timeout_ns: how long to wait
+ *
+ * Return: how many, or -ETIMEDOUT.
+ */
+int iopa_inproc_reap(struct inproc *q, struct iopa_cqe *cqes, unsigned int nr,
+		uint64_t timeout_ns)
+{
+	int64_t end = inproc_now_ns() + (int64_t)timeout_ns;
+	struct timespec deadline;
+	unsigned int i, n;
+
+	inproc_deadline(timeout_ns, &deadline);
+	pthread_mutex_lock(&q->lock);
+	while (!q->nr_cq) {
+		int64_t now = inproc_now_ns();
+
+		/* Long jobs, every thread busy: end the cycle on time. */
+		inproc_cycle_check_locked(q, now);
+		if (now >= end || q->stop) {
+			pthread_mutex_unlock(&q->lock);
+			return -ETIMEDOUT;
+		}
+		pthread_cond_timedwait(&q->done_cv, &q->lock, &deadline);
+	}
+	n = nr < q->nr_cq ? nr : q->nr_cq;
+	for (i = 0; i < n; i++)
+		cqes[i] = q->cq[(q->cq_head + i) % INPROC_MAX_JOBS];
+	q->cq_head = (q->cq_head + n) % INPROC_MAX_JOBS;
+	q->nr_cq -= n;
+	q->outstanding -= n;
+	pthread_mutex_unlock(&q->lock);
+	return (int)n;
+}
+
+/**
+ * iopa_inproc_demand() - what the pool's growth looks at
+ * @q: the source
+ * @pending: set to the jobs queued
+ * @waiting: set to the threads waiting for a job
+ */
+void iopa_inproc_demand(struct inproc *q, unsigned int *pending,
+		   unsigned int *waiting)
+{
+	pthread_mutex_lock(&q->lock);
+	*pending = q->nr_pend;
+	*waiting = q->waiting;
+	pthread_mutex_unlock(&q->lock);
+}
+
+/**
+ * iopa_inproc_limit() - the limit in force
+ * @q: the source
+ *
+ * Return: how many jobs may run at once.
+ */
+unsigned int iopa_inproc_limit(struct inproc *q)
+{
+	unsigned int l;
+
+	pthread_mutex_lock(&q->lock);
+	l = q->limit;
+	pthread_mutex_unlock(&q->lock);
+	return l;
+}

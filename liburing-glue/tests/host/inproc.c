@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * The libiopa worker pool without the module (IOPA_POOL_F_INPROC, or no
+ * /dev/iopa): a host test, kselftest harness, nothing of the kernel's.
+ *
+ * The pool's contract as with the module: every job's completion
+ * reaches done once, with the user function's result and the job's
+ * user_data; the function gets its own fd of the job's file (closed by
+ * the pool) or, lent, the application's; the limit binds; a full queue,
+ * and a process out of fds, make iopa_pool_submit() reap rather than
+ * fail; close ends the threads and closes what never ran.  And the
+ * limit adapts: up for jobs that overlap, not up for jobs that
+ * serialise on one resource.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libiopa.h>
+
+/* The 6.12 harness is not -Wextra clean (unused handler argument). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+#define NJOBS	512
+
+struct tb {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int gate;		/* fn waits until this many run */
+	bool serial;			/* fn holds one shared lock while it works */
+	pthread_mutex_t serial_lock;
+	unsigned int work_us;		/* fn's work: this long (sleep) */
+	atomic_int running, max_running, calls;
+	atomic_int fd_bad, lent, lent_wrong, same_file_wrong;
+	int lent_fd;
+	struct stat file_st;		/* the job file's identity */
+	/* done */
+	atomic_int done_calls;
+	atomic_int dup_done;
+	int res[NJOBS * 16];
+	unsigned char seen[NJOBS * 16];
+};
+
+static void tb_init(struct tb *t)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	pthread_mutex_init(&t->serial_lock, NULL);
+}
+
+static void sleep_us(unsigned int us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static int job_fn(void *arg, const struct iopa_work *w)
+{
+	struct tb *t = arg;
+	int now = atomic_fetch_add(&t->running, 1) + 1;
+	int max = atomic_load(&t->max_running);
+	struct stat st;
+
+	while (now > max &&
+	       !atomic_compare_exchange_weak(&t->max_running, &max, now))
+		;
+	atomic_fetch_add(&t->calls, 1);
+	if (fstat(w->fd, &st) < 0)
+		atomic_fetch_add(&t->fd_bad, 1);
+	else if (st.st_ino != t->file_st.st_ino ||
+		 st.st_dev != t->file_st.st_dev)
+		atomic_fetch_add(&t->same_file_wrong, 1);
+	if (w->flags & IOPA_WORK_F_BORROWED) {
+		atomic_fetch_add(&t->lent, 1);
+		if (w->fd != t->lent_fd)
+			atomic_fetch_add(&t->lent_wrong, 1);
+	}
+	if (t->gate) {
+		/* Hold until `gate` jobs run at once (or give up after 10 s). */
+		struct timespec dl;
+
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 10;
+		pthread_mutex_lock(&t->lock);
+		pthread_cond_broadcast(&t->cond);
+		while (atomic_load(&t->max_running) < (int)t->gate &&
+		       pthread_cond_timedwait(&t->cond, &t->lock, &dl) == 0)
+			;
+		pthread_mutex_unlock(&t->lock);
+	}
+	if (t->serial)
+		pthread_mutex_lock(&t->serial_lock);
+	if (t->work_us)
+		sleep_us(t->work_us);
+	if (t->serial)
+		pthread_mutex_unlock(&t->serial_lock);
+	atomic_fetch_sub(&t->running, 1);
+	return (int)(w->user_data * 3);
+}
+
+static void done_fn(void *arg, const struct iopa_cqe *cqe)
+{
+	struct tb *t = arg;
+
+	atomic_fetch_add(&t->done_calls, 1);
+	if (cqe->user_data < NJOBS * 16) {
+		if (t->seen[cqe->user_data]++)
+			atomic_fetch_add(&t->dup_done, 1);
+		t->res[cqe->user_data] = cqe->res;
+	}
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;	/* the DIR's own */
+}
+
+FIXTURE(inproc) {
+	int file;
+	struct iopa_pool *pool;
+	struct iopa_pool_opts o;
+	struct tb tb;
+};
+
+FIXTURE_SETUP(inproc)
+{
+	char path[] = "/tmp/iopa-inproc.XXXXXX";
+
+	tb_init(&self->tb);
+	self->pool = NULL;
+	self->file = mkstemp(path);
+	ASSERT_LE(0, self->file);
+	unlink(path);
+	ASSERT_EQ(0, fstat(self->file, &self->tb.file_st));
+	memset(&self->o, 0, sizeof(self->o));
+	self->o.flags = IOPA_POOL_F_INPROC;
+	self->o.done = done_fn;
+	self->o.done_arg = &self->tb;
+}
+
+FIXTURE_TEARDOWN(inproc)
+{
+	if (self->pool)
+		iopa_pool_close(self->pool);
+	if (self->file >= 0)
+		close(self->file);
+}
+
+/* Start the pool with the fixture's options. */
+static int start(FIXTURE_DATA(inproc) *self)
+{
+	int r = iopa_pool_init(&self->pool, -1, &self->o);
+
+	if (r == 0) {
+		r = iopa_pool_create_threads(self->pool, job_fn, &self->tb);
+		if (r < 0) {
+			iopa_pool_close(self->pool);
+			self->pool = NULL;
+		}
+	}
+	return r;
+}
+
+/* Submit jobs [from, to) on the fixture's file; user_data = index. */
+static int submit_range(FIXTURE_DATA(inproc) *self, unsigned int from,
+			unsigned int to, unsigned int flags)
+{
+	while (from < to) {
+		struct iopa_job j = {
+			.fd = self->file, .flags = flags, .user_data = from,
+		};
+		int r = iopa_pool_submit(self->pool, &j, 1);
+
+		if (r != 1)
+			return r < 0 ? r : -EIO;
+		from++;
+	}
+	return 0;
+}
+
+TEST_F(inproc, info_says_inproc_and_no_fds)
+{
+	struct iopa_pool_info info;
+
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(IOPA_POOL_INFO_F_INPROC, info.flags & IOPA_POOL_INFO_F_INPROC);
+	EXPECT_LE(1u, info.limit);
+	EXPECT_EQ(-ENODEV, iopa_pool_ctx_fd(self->pool));
+	EXPECT_EQ(-ENODEV, iopa_pool_submitter_fd(self->pool));
+}
+
+TEST_F(inproc, without_device_by_itself)
+{
+	struct iopa_pool_info info;
+
+	if (access(LIBIOPA_DEV_PATH, F_OK) == 0)
+		SKIP(return, "this host has " LIBIOPA_DEV_PATH);
+	self->o.flags = 0;
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(IOPA_POOL_INFO_F_INPROC, info.flags);
+	ASSERT_EQ(0, submit_range(self, 0, 8, 0));
+	EXPECT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(8, atomic_load(&self->tb.done_calls));
+}
+
+TEST_F(inproc, inproc_with_ctx_fd_is_einval)
+{
+	EXPECT_EQ(-EINVAL, iopa_pool_init(&self->pool, self->file, &self->o));
+	EXPECT_EQ(NULL, self->pool);
+}
+
+TEST_F(inproc, every_job_done_once_with_its_result)
+{
+	unsigned int i;
+
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, NJOBS, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(NJOBS, atomic_load(&self->tb.calls));
+	EXPECT_EQ(NJOBS, atomic_load(&self->tb.done_calls));
+	EXPECT_EQ(0, atomic_load(&self->tb.dup_done));
+	for (i = 0; i < NJOBS; i++)
+		ASSERT_EQ((int)i * 3, self->tb.res[i]);
+}
+
+TEST_F(inproc, fn_gets_own_fd_of_the_file_closed_after)
+{
+	int before = count_fds();
+
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 64, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(0, atomic_load(&self->tb.fd_bad));
+	EXPECT_EQ(0, atomic_load(&self->tb.same_file_wrong));
+	EXPECT_EQ(0, atomic_load(&self->tb.lent));
+	iopa_pool_close(self->pool);
+	self->pool = NULL;
+	/* The pool's threads and their counters are gone too. */
+	EXPECT_EQ(before, count_fds());
+}
+
+TEST_F(inproc, borrowed_fd_is_the_submitters)
+{
+	int before;
+
+	self->o.flags |= IOPA_POOL_F_BORROW;
+	self->tb.lent_fd = self->file;
+	ASSERT_EQ(0, start(self));
+	before = count_fds();
+	ASSERT_EQ(0, submit_range(self, 0, 64, IOPA_JOB_F_BORROW));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(64, atomic_load(&self->tb.lent));
+	EXPECT_EQ(0, atomic_load(&self->tb.lent_wrong));
+	/* Not closed by the pool: still the file. */
+	EXPECT_EQ(0, fcntl(self->file, F_GETFD) < 0);
+	EXPECT_GE(before, count_fds() - 2);	/* threads may have come */
+}
+
+TEST_F(inproc, borrow_flag_without_pool_borrow_gets_a_dup)
+{
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 16, IOPA_JOB_F_BORROW));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(0, atomic_load(&self->tb.lent));
+	EXPECT_EQ(0, atomic_load(&self->tb.same_file_wrong));
+}
+
+TEST_F(inproc, pinned_limit_binds_and_is_reached)
+{
+	self->o.limit = 3;
+	self->o.max_threads = 8;
+	self->tb.gate = 3;
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 64, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(3, atomic_load(&self->tb.max_running));
+	EXPECT_EQ(64, atomic_load(&self->tb.done_calls));
+}
+
+TEST_F(inproc, max_threads_caps_the_limit)
+{
+	struct iopa_pool_info info;
+
+	self->o.max_threads = 2;
+	self->tb.work_us = 1000;
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 200, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_GE(2, atomic_load(&self->tb.max_running));
+	EXPECT_GE(2u, info.peak_threads);
+	EXPECT_GE(2u, info.limit);
+}
+
+TEST_F(inproc, bad_jobs_refused)
+{
+	struct iopa_job j = { .fd = self->file };
+
+	ASSERT_EQ(0, start(self));
+	j.flags = 0x80;
+	EXPECT_EQ(-EINVAL, iopa_pool_submit(self->pool, &j, 1));
+	j.flags = 0;
+	j.reserved = 1;
+	EXPECT_EQ(-EINVAL, iopa_pool_submit(self->pool, &j, 1));
+	j.reserved = 0;
+	j.fd = -1;
+	EXPECT_EQ(-EBADF, iopa_pool_submit(self->pool, &j, 1));
+	j.fd = 1000000;
+	EXPECT_EQ(-EBADF, iopa_pool_submit(self->pool, &j, 1));
+	EXPECT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(0, atomic_load(&self->tb.calls));
+}
+
+/* More jobs than the queue holds: submit reaps to make room. */
+TEST_F(inproc, submit_reaps_when_the_queue_is_full)
+{
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, NJOBS * 10, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(NJOBS * 10, atomic_load(&self->tb.done_calls));
+	EXPECT_EQ(0, atomic_load(&self->tb.dup_done));
+}
+
+/* Out of fds for the jobs' copies: submit reaps, and all jobs run. */
+TEST_F(inproc, submit_reaps_when_out_of_fds)
+{
+	struct rlimit old, rl;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	ASSERT_EQ(0, start(self));
+	rl = old;
+	rl.rlim_cur = count_fds() + 40;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	EXPECT_EQ(0, submit_range(self, 0, 400, 0));
+	EXPECT_EQ(0, iopa_pool_wait(self->pool));
+	setrlimit(RLIMIT_NOFILE, &old);
+	EXPECT_EQ(400, atomic_load(&self->tb.done_calls));
+	EXPECT_EQ(0, atomic_load(&self->tb.fd_bad));
+}
+
+/* Close with jobs queued: they never run, their fds are closed. */
+TEST_F(inproc, close_with_queued_jobs)
+{
+	int before = count_fds();
+
+	self->o.limit = 1;
+	self->o.max_threads = 1;
+	self->tb.work_us = 20000;
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 100, 0));
+	EXPECT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
+	EXPECT_GT(100, atomic_load(&self->tb.calls));
+	EXPECT_EQ(before, count_fds());
+}
+
+/*
+ * Jobs that overlap (each waits 4 ms, nothing shared): the limit doubles
+ * from its start (4, or 1 when the test file lies on a rotational disk)
+ * while that pays: above 8 within 20 s.
+ */
+TEST_F_TIMEOUT(inproc, limit_grows_for_overlapping_jobs, 60)
+{
+	struct iopa_pool_info info;
+	unsigned int next = 0, best = 0;
+	time_t end = time(NULL) + 20;
+
+	self->o.max_threads = 64;
+	self->tb.work_us = 4000;
+	ASSERT_EQ(0, start(self));
+	while (time(NULL) < end && best <= 8) {
+		ASSERT_EQ(0, submit_range(self, next, next + 64, 0));
+		next += 64;
+		if (next >= NJOBS * 16)
+			next = 0;
+		ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+		if (info.limit > best)
+			best = info.limit;
+	}
+	TH_LOG("limit reached %u", best);
+	EXPECT_LT(8u, best);
+}
+
+/*
+ * Jobs that serialise on one lock: more at once gains nothing, so after
+ * 8 s the limit is no higher than the highest start (4).
+ */
+TEST_F_TIMEOUT(inproc, limit_stays_low_for_serial_jobs, 60)
+{
+	struct iopa_pool_info info;
+	unsigned int next = 0;
+	time_t end = time(NULL) + 8;
+
+	self->o.max_threads = 64;
+	self->tb.work_us = 1000;
+	self->tb.serial = true;
+	ASSERT_EQ(0, start(self));
+	while (time(NULL) < end) {
+		ASSERT_EQ(0, submit_range(self, next, next + 16, 0));
+		next += 16;
+		if (next >= NJOBS * 16)
+			next = 0;
+	}
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	TH_LOG("limit %u, most running %d", info.limit,
+	       atomic_load(&self->tb.max_running));
+	EXPECT_GE(4u, info.limit);
+}
+
+TEST_HARNESS_MAIN
