@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * iopa - the adaptive admission limit: how many of a submitter's jobs
  * may run at once.
