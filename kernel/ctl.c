@@ -2011,6 +2011,24 @@ u32 iopa_ctl_limit(const struct iopa_ctl *c)
 }
 
 /**
+ * iopa_ctl_knee() - the best limit the controller has found so far
+ * @c: the controller
+ *
+ * hillclimb and bracket: the base they probe around, once start-up has
+ * ended (the knee of the throughput curve, as far as they know it).
+ *
+ * Return: that limit, or 0 in start-up (FAST), when pinned (FIXED), and
+ * under the iopa policy, which keeps no such limit.
+ */
+u32 iopa_ctl_knee(const struct iopa_ctl *c)
+{
+	if (c->policy == IOPA_CTL_POLICY_IOPA ||
+	    c->mode == IOPA_CTL_MODE_FAST || c->mode == IOPA_CTL_MODE_FIXED)
+		return 0;
+	return c->base;
+}
+
+/**
  * iopa_ctl_mode() - the controller's mode
  * @c: the controller
  *

@@ -405,6 +405,7 @@ static void iopa_group_split(struct iopa_group *g,
 		sub->group_cycles = (u32)g->cycles;
 		sub->group_mode = iopa_ctl_mode(&g->ctl);
 		sub->group_cycle_ms = iopa_ctl_next_cycle_ms(&g->ctl, p);
+		sub->group_knee = iopa_ctl_knee(&g->ctl);
 		iopa_sub_update(sub);
 		if (share != old) {
 			sub->changes++;
@@ -649,6 +650,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	sub->group_cycles = 0;
 	sub->group_mode = 0;
 	sub->group_cycle_ms = 0;
+	sub->group_knee = 0;
 	list_del(&sub->group_node);
 	g->nr_members--;
 	g->changed = true;

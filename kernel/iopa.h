@@ -172,6 +172,25 @@ struct iopa_adapt_cycle {
 };
 
 /**
+ * struct iopa_sub_metrics - a submitter's cumulative counters, for
+ * IOPA_IOC_LIST_SUBMITTERS (struct iopa_metrics)
+ * @io_bytes: block I/O bytes charged to its jobs
+ * @failed: jobs completed with a negative result
+ * @wait_us: sum of the queue waits of the jobs dispatched
+ * @svc_us: sum of the service times of the jobs completed
+ * @wait_hist: the queue waits, in buckets of iopa_hist_bucket()
+ * @svc_hist: the service times, the same way
+ */
+struct iopa_sub_metrics {
+	u64			io_bytes;
+	u64			failed;
+	u64			wait_us;
+	u64			svc_us;
+	u64			wait_hist[IOPA_HIST_BUCKETS];
+	u64			svc_hist[IOPA_HIST_BUCKETS];
+};
+
+/**
  * struct iopa_submitter - a submitter fd
  * @ctx: I: the context
  * @ref: A: references: the fd, each job
@@ -243,6 +262,8 @@ struct iopa_adapt_cycle {
  * @group_cycles: L: the group's cycles at the last split
  * @group_mode: L: the group's controller's mode at the last split
  * @group_cycle_ms: L: and the length of its cycle then begun
+ * @group_knee: L: and its knee (iopa_ctl_knee())
+ * @m: L: cumulative counters (IOPA_FEAT_METRICS)
  */
 struct iopa_submitter {
 	struct iopa_ctx		*ctx;		/* I */
@@ -301,6 +322,8 @@ struct iopa_submitter {
 	u32			group_cycles;	/* L */
 	u32			group_mode;	/* L */
 	u32			group_cycle_ms;	/* L */
+	u32			group_knee;	/* L */
+	struct iopa_sub_metrics	m;		/* L */
 };
 
 /* Jobs taken back from a worker whose COMPLETE it answers with -ETIME. */

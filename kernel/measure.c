@@ -17,11 +17,14 @@
  * - Jobs.  Completions per second; the throughput signal for a
  *   submitter whose jobs never did block I/O (CPU-bound or cached).
  * - Times.  Each job's queue wait (submit, or requeue, to fetch) and
- *   service time (fetch to complete).
+ *   service time (fetch to complete): summed over the cycle for the
+ *   controller, and kept for good in the submitter's histograms
+ *   (IOPA_FEAT_METRICS), where a bucket is a power of two microseconds.
  * - CPU.  Idle + iowait time of all online CPUs, for the controller's
  *   CPU guard (like SGI's dynamic threads in MIPSpro, which follow idle
  *   CPUs: no growth while the CPUs are saturated).
  */
+#include <linux/bitops.h>
 #include <linux/kernel_stat.h>
 #include <linux/math64.h>
 #include <linux/task_io_accounting_ops.h>
@@ -34,6 +37,12 @@ static u64 iopa_task_io_bytes(const struct task_struct *task)
 {
 	return ((u64)task_io_get_inblock(task) +
 		task_io_get_oublock(task)) << 9;
+}
+
+/* Count @us in @hist (struct iopa_metrics: bucket i holds (2^(i-1), 2^i]). */
+static void iopa_hist_add(u64 *hist, u64 us)
+{
+	hist[us <= 1 ? 0 : min_t(u32, fls64(us - 1), IOPA_HIST_BUCKETS - 1)]++;
 }
 
 /**
@@ -77,6 +86,7 @@ void iopa_measure_job_started(struct iopa_kjob *job, u64 now)
 	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_submitter *sub = job->sub;
+	u64 wait;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	job->io_task = current;
@@ -84,9 +94,12 @@ void iopa_measure_job_started(struct iopa_kjob *job, u64 now)
 	if (job->fetch_ns)
 		return;		/* the same fetch, handed over */
 	job->fetch_ns = now;
-	if (now > job->submit_ns)
-		sub->cyc.wait_us += div_u64(now - job->submit_ns, NSEC_PER_USEC);
+	wait = now > job->submit_ns ?
+	       div_u64(now - job->submit_ns, NSEC_PER_USEC) : 0;
+	sub->cyc.wait_us += wait;
 	sub->cyc.dispatched++;
+	sub->m.wait_us += wait;
+	iopa_hist_add(sub->m.wait_hist, wait);
 }
 
 /**
@@ -134,6 +147,9 @@ u64 iopa_measure_job_done(struct iopa_kjob *job, u64 now_ns, u64 *svc_us)
 	cyc->svc_us += svc;
 	sq = svc < U32_MAX ? svc * svc : U64_MAX;
 	cyc->svc_sq = cyc->svc_sq > U64_MAX - sq ? U64_MAX : cyc->svc_sq + sq;
+	sub->m.io_bytes += bytes;
+	sub->m.svc_us += svc;
+	iopa_hist_add(sub->m.svc_hist, svc);
 	*svc_us = svc;
 	return bytes;
 }

@@ -1166,6 +1166,8 @@ static int iopa_worker_complete_one(struct iopa_worker *w,
 					      div_u64(now - job->fetch_ns,
 						      NSEC_PER_USEC)) : 0,
 					done->res);
+		if (done->res < 0)
+			job->sub->m.failed++;
 		iopa_job_end(job, done->res, 0, IOPA_STAT_COMPLETED, gc);
 		return 0;
 	}

@@ -51,6 +51,25 @@ static void iopa_state_fill(struct iopa_submitter *sub, struct iopa_state *st,
 		st->devs[i] = sub->devs[i];
 }
 
+/* The cumulative counters; @st is the submitter's state, just filled. */
+static void iopa_metrics_fill(struct iopa_submitter *sub,
+			      struct iopa_metrics *m,
+			      const struct iopa_state *st)
+	__must_hold(&sub->ctx->lock)
+{
+	lockdep_assert_held(&sub->ctx->lock);
+	BUILD_BUG_ON(ARRAY_SIZE(m->wait_hist) != ARRAY_SIZE(sub->m.wait_hist));
+	m->cgroup_id = sub->cgroup_id;
+	m->io_bytes = sub->m.io_bytes;
+	m->failed = sub->m.failed;
+	m->wait_us = sub->m.wait_us;
+	m->svc_us = sub->m.svc_us;
+	memcpy(m->wait_hist, sub->m.wait_hist, sizeof(m->wait_hist));
+	memcpy(m->svc_hist, sub->m.svc_hist, sizeof(m->svc_hist));
+	/* A member of a device group: the group's controller's, as @st. */
+	m->knee = st->budget ? sub->group_knee : iopa_ctl_knee(&sub->ctl);
+}
+
 static long iopa_sub_get_state(struct iopa_submitter *sub, void __user *argp)
 {
 	struct iopa_ctl_params p;
@@ -79,6 +98,7 @@ static void iopa_sub_info_fill(struct iopa_submitter *sub,
 	strscpy(info->comm, sub->comm, sizeof(info->comm));
 	iopa_state_fill(sub, &info->state, p);
 	iopa_stats_fill(&info->stats, sub->stat, sub->nr);
+	iopa_metrics_fill(sub, &info->metrics, &info->state);
 }
 
 /* Largest struct iopa_sub_info a caller may say it has (a later ABI's). */
@@ -141,7 +161,9 @@ long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp)
 	long ret;
 
 	BUILD_BUG_ON(sizeof(info->comm) != TASK_COMM_LEN);
-	BUILD_BUG_ON(sizeof(*info) != IOPA_SUB_INFO_SIZE_V1);
+	BUILD_BUG_ON(offsetof(struct iopa_sub_info, metrics) !=
+		     IOPA_SUB_INFO_SIZE_V1);
+	BUILD_BUG_ON(sizeof(*info) != IOPA_SUB_INFO_SIZE_V2);
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
 	if ((arg.flags & ~IOPA_LIST_F_MASK) || arg.reserved0 || arg.reserved)

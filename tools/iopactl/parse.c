@@ -64,6 +64,7 @@ static const char *const ctl_orders[] = {
 static const char *const ctl_features[] = {
 	"ioctl", "poll", "adaptive", "uring_cmd", "order", "list", "bracket",
 	"times", "share", "lease", "borrow", "batch", "uring_batch",
+	"metrics",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

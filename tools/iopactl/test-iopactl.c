@@ -382,7 +382,7 @@ static void test_names(void)
 	static const char *const feat[] = { "ioctl", "poll", "adaptive", "uring_cmd",
 					    "order", "list", "bracket", "times", "share",
 					    "lease", "borrow", "batch", "uring_batch",
-					    NULL };
+					    "metrics", NULL };
 	int bad = 0;
 	unsigned int i;
 
@@ -405,7 +405,7 @@ static void test_names(void)
 	   ctl_policy_index("Bracket") < 0,
 	   "policy names: 1 iopa, 2 hillclimb, 3 bracket (IOPA_POLICY_MAX), none beyond");
 	bad = 0;
-	for (i = 0; i < 14; i++) {
+	for (i = 0; i < 15; i++) {
 		const char *n = ctl_feature_name(i);
 
 		if (!n != !feat[i] || (n && strcmp(n, feat[i]))) {
@@ -416,8 +416,8 @@ static void test_names(void)
 	ok(!bad && IOPA_FEAT_BRACKET == 1ULL << 6 && IOPA_FEAT_TIMES == 1ULL << 7 &&
 	   IOPA_FEAT_SHARE == 1ULL << 8 && IOPA_FEAT_LEASE == 1ULL << 9 &&
 	   IOPA_FEAT_BORROW == 1ULL << 10 && IOPA_FEAT_BATCH == 1ULL << 11 &&
-	   IOPA_FEAT_URING_BATCH == 1ULL << 12,
-	   "feature names: bit 6 bracket ... 10 borrow, 11 batch, 12 uring_batch, none beyond");
+	   IOPA_FEAT_URING_BATCH == 1ULL << 12 && IOPA_FEAT_METRICS == 1ULL << 13,
+	   "feature names: bit 6 bracket ... 11 batch, 12 uring_batch, 13 metrics, none beyond");
 	ok(strstr(ctl_usage_text, "default_policy iopa|hillclimb|bracket\n") != NULL,
 	   "--help lists the three policies");
 }

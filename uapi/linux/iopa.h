@@ -86,6 +86,12 @@
  * and IOPA_URING_CMD_REAP.
  */
 #define IOPA_FEAT_URING_BATCH	_BITULL(12)
+/*
+ * Cumulative per-submitter metrics in IOPA_IOC_LIST_SUBMITTERS: struct
+ * iopa_sub_info.metrics (IOPA_SUB_INFO_SIZE_V2), with the queue-wait and
+ * service-time histograms.
+ */
+#define IOPA_FEAT_METRICS	_BITULL(13)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -691,6 +697,50 @@ struct iopa_stats {
 #define IOPA_LIST_F_ALL		0x1U
 #define IOPA_LIST_F_MASK	(IOPA_LIST_F_ALL)
 
+/*
+ * Buckets of the histograms of struct iopa_metrics.  Bucket i counts the
+ * values v (microseconds) with 2^(i-1) < v <= 2^i (bucket 0: v <= 1);
+ * the last one, every v above 2^(IOPA_HIST_BUCKETS - 2) (about 18 min).
+ */
+#define IOPA_HIST_BUCKETS	32
+
+/**
+ * struct iopa_metrics - a submitter's cumulative counters (IOPA_FEAT_METRICS)
+ * @cgroup_id: the cgroup (v2) of the process that created the submitter,
+ *	as it was then: the inode number of its directory in the cgroup2
+ *	file system (the unit among which a device's budget is split);
+ *	0 if unknown
+ * @io_bytes: block I/O bytes charged to the submitter's jobs so far (as
+ *	struct iopa_state.bytes_per_s counts them)
+ * @failed: jobs completed by a worker with a negative result
+ * @wait_us: sum of the queue waits (submit, or requeue, to fetch) of the
+ *	jobs dispatched so far, microseconds
+ * @svc_us: sum of the service times (fetch to complete) of the jobs
+ *	completed so far, microseconds
+ * @wait_hist: the queue waits, IOPA_HIST_BUCKETS buckets (one count per
+ *	dispatch: the sum of the buckets is struct iopa_stats.dispatched
+ *	less what was handed back undone)
+ * @svc_hist: the service times (one count per completion by a worker)
+ * @knee: the limit the controller that sets the submitter's limit (its
+ *	device group's while it shares a device) has found best so far,
+ *	around which it probes; 0 while it starts up, is pinned, or has a
+ *	policy without one (iopa)
+ * @reserved0: zero
+ * @reserved: zero
+ */
+struct iopa_metrics {
+	__u64	cgroup_id;
+	__u64	io_bytes;
+	__u64	failed;
+	__u64	wait_us;
+	__u64	svc_us;
+	__u64	wait_hist[IOPA_HIST_BUCKETS];
+	__u64	svc_hist[IOPA_HIST_BUCKETS];
+	__u32	knee;
+	__u32	reserved0;
+	__u64	reserved[4];
+};
+
 /**
  * struct iopa_sub_info - one submitter, as IOPA_IOC_LIST_SUBMITTERS sees it
  * @ctx_id: its context's number (from 1, unique while the module is loaded)
@@ -704,6 +754,8 @@ struct iopa_stats {
  * @state: what IOPA_IOC_GET_STATE on the submitter answers
  * @stats: what IOPA_IOC_GET_STATS on the submitter answers
  * @reserved: zero
+ * @metrics: its cumulative counters (IOPA_FEAT_METRICS; entry_size
+ *	IOPA_SUB_INFO_SIZE_V2 or more; zero from a module without the feature)
  */
 struct iopa_sub_info {
 	__u32	ctx_id;
@@ -716,6 +768,7 @@ struct iopa_sub_info {
 	struct iopa_state state;
 	struct iopa_stats stats;
 	__u64	reserved[4];
+	struct iopa_metrics metrics;
 };
 
 /**
@@ -746,8 +799,10 @@ struct iopa_list {
 	__u64	reserved;
 };
 
-/* sizeof(struct iopa_sub_info) in ABI version 1. */
+/* sizeof(struct iopa_sub_info) in ABI version 1: without @metrics. */
 #define IOPA_SUB_INFO_SIZE_V1	312
+/* With @metrics (IOPA_FEAT_METRICS). */
+#define IOPA_SUB_INFO_SIZE_V2	904
 
 /**
  * struct iopa_uring_fetch - command payload of IOPA_URING_CMD_FETCH and
