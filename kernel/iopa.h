@@ -667,6 +667,7 @@ void iopa_kick_workers(struct iopa_ctx *ctx, unsigned int n);
 /* measure.c */
 u64 iopa_measure_cpu_idle_us(void);
 void iopa_measure_job_started(struct iopa_kjob *job, u64 now);
+void iopa_measure_job_given_back(struct iopa_kjob *job);
 u64 iopa_measure_job_done(struct iopa_kjob *job, u64 now_ns, u64 *svc_us);
 
 /* group.c */

@@ -39,10 +39,15 @@ static u64 iopa_task_io_bytes(const struct task_struct *task)
 		task_io_get_oublock(task)) << 9;
 }
 
-/* Count @us in @hist (struct iopa_metrics: bucket i holds (2^(i-1), 2^i]). */
+/* The bucket of @us (struct iopa_metrics: bucket i holds (2^(i-1), 2^i]). */
+static u32 iopa_hist_bucket(u64 us)
+{
+	return us <= 1 ? 0 : min_t(u32, fls64(us - 1), IOPA_HIST_BUCKETS - 1);
+}
+
 static void iopa_hist_add(u64 *hist, u64 us)
 {
-	hist[us <= 1 ? 0 : min_t(u32, fls64(us - 1), IOPA_HIST_BUCKETS - 1)]++;
+	hist[iopa_hist_bucket(us)]++;
 }
 
 /**
@@ -100,6 +105,35 @@ void iopa_measure_job_started(struct iopa_kjob *job, u64 now)
 	sub->cyc.dispatched++;
 	sub->m.wait_us += wait;
 	iopa_hist_add(sub->m.wait_hist, wait);
+}
+
+/**
+ * iopa_measure_job_given_back() - @job goes back to the queue undone
+ * @job: the job, dispatched but never handed to its worker (its fd could
+ *	not be installed, its io_uring request went away)
+ *
+ * Takes back what iopa_measure_job_started() counted of its dispatch:
+ * its next dispatch counts its wait again, whole.
+ *
+ * Context: ctx->lock held, before the job is queued again.
+ */
+void iopa_measure_job_given_back(struct iopa_kjob *job)
+	__must_hold(&job->sub->ctx->lock)
+{
+	struct iopa_submitter *sub = job->sub;
+	u64 wait;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (!job->fetch_ns)
+		return;
+	wait = job->fetch_ns > job->submit_ns ?
+	       div_u64(job->fetch_ns - job->submit_ns, NSEC_PER_USEC) : 0;
+	/* The cycle may have ended since: not below zero. */
+	sub->cyc.wait_us -= min(sub->cyc.wait_us, wait);
+	if (sub->cyc.dispatched)
+		sub->cyc.dispatched--;
+	sub->m.wait_us -= wait;
+	sub->m.wait_hist[iopa_hist_bucket(wait)]--;
 }
 
 /**

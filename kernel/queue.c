@@ -1406,6 +1406,7 @@ void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
 			continue;
 		}
 		iopa_stat_add(job->sub, IOPA_STAT_DISPATCHED, -1);
+		iopa_measure_job_given_back(job);
 		iopa_job_queue_head(job);
 		back++;
 	}

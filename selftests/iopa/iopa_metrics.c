@@ -10,6 +10,7 @@
  */
 #include "iopa_test.h"
 
+#include <sys/mman.h>
 #include <sys/mount.h>
 
 #define CG_ROOT		"/sys/fs/cgroup"
@@ -202,6 +203,32 @@ TEST_F(metrics, counts_follow_the_jobs)
 	EXPECT_EQ(20ULL, hist_sum(info.metrics.svc_hist));
 	/* A file on tmpfs: no block I/O. */
 	EXPECT_EQ(0ULL, info.metrics.io_bytes);
+}
+
+/*
+ * A dispatch given back undone (the work could not be copied out) is no
+ * dispatch: the wait histogram still adds up to stats.dispatched.
+ */
+TEST_F(metrics, given_back_dispatch_not_counted)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct iopa_sub_info info;
+	struct iopa_fetch *f;
+
+	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 31));
+	f = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, f);
+	memset(f, 0, sizeof(*f));
+	f->flags = IOPA_FETCH_F_NONBLOCK;
+	ASSERT_EQ(0, mprotect(f, pg, PROT_READ));
+	ASSERT_EQ(-EFAULT, iopa_ioctl(self->wrk, IOPA_IOC_FETCH, f));
+	munmap(f, pg);
+	ASSERT_EQ(0, iopa_run_one(self->wrk, 0, NULL));
+	ASSERT_EQ(0, my_info(self, &info));
+	EXPECT_EQ(1ULL, info.stats.dispatched);
+	EXPECT_EQ(1ULL, hist_sum(info.metrics.wait_hist));
+	EXPECT_EQ(1ULL, hist_sum(info.metrics.svc_hist));
 }
 
 /* A cancelled job is not a failure, and has no service time. */

@@ -699,8 +699,9 @@ struct iopa_stats {
 
 /*
  * Buckets of the histograms of struct iopa_metrics.  Bucket i counts the
- * values v (microseconds) with 2^(i-1) < v <= 2^i (bucket 0: v <= 1);
- * the last one, every v above 2^(IOPA_HIST_BUCKETS - 2) (about 18 min).
+ * values v (microseconds, truncated) with 2^(i-1) < v <= 2^i (bucket 0:
+ * v <= 1); the last one, every v above 2^(IOPA_HIST_BUCKETS - 2) (about
+ * 18 min).
  */
 #define IOPA_HIST_BUCKETS	32
 
@@ -708,8 +709,8 @@ struct iopa_stats {
  * struct iopa_metrics - a submitter's cumulative counters (IOPA_FEAT_METRICS)
  * @cgroup_id: the cgroup (v2) of the process that created the submitter,
  *	as it was then: the inode number of its directory in the cgroup2
- *	file system (the unit among which a device's budget is split);
- *	0 if unknown
+ *	file system on a 64-bit kernel (the unit among which a device's
+ *	budget is split); 0 if unknown
  * @io_bytes: block I/O bytes charged to the submitter's jobs so far (as
  *	struct iopa_state.bytes_per_s counts them)
  * @failed: jobs completed by a worker with a negative result
@@ -718,13 +719,13 @@ struct iopa_stats {
  * @svc_us: sum of the service times (fetch to complete) of the jobs
  *	completed so far, microseconds
  * @wait_hist: the queue waits, IOPA_HIST_BUCKETS buckets (one count per
- *	dispatch: the sum of the buckets is struct iopa_stats.dispatched
- *	less what was handed back undone)
+ *	dispatch: the buckets add up to struct iopa_stats.dispatched)
  * @svc_hist: the service times (one count per completion by a worker)
- * @knee: the limit the controller that sets the submitter's limit (its
- *	device group's while it shares a device) has found best so far,
- *	around which it probes; 0 while it starts up, is pinned, or has a
- *	policy without one (iopa)
+ * @knee: the base limit the controller that sets the submitter's limit
+ *	(its device group's while it shares a device) probes around: the
+ *	best it has found, or, just after the limit was unpinned or the
+ *	policy changed, the limit it resumes from until a probe judges it;
+ *	0 while it starts up, is pinned, or has a policy without one (iopa)
  * @reserved0: zero
  * @reserved: zero
  */
