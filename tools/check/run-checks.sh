@@ -24,7 +24,7 @@ GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 kernel-layers checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
 	ioctl-number userspace-build libiopa-host iopactl-host bench-report install dkms
-	guest-selftests
+	guest-selftests metrics-guest
 	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
 # Not in the default set: `make check-debug` (the kernel with KASAN,
@@ -114,6 +114,14 @@ check_dkms() {
 # check against an LD_PRELOAD stand-in for the module.
 check_iopactl_host() {
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$TOP/tools/iopactl" test
+}
+
+# The `iopactl metrics` outputs of guest-selftests' iopactl step (real
+# module, a workload in a cgroup of its own), through prometheus_client's
+# parsers on the host: the guest has no python.
+check_metrics_guest() {
+	"$TOP/tools/iopactl/metrics-guest-check.sh" \
+		"$LOGDIR/guest-selftests.console.log"
 }
 
 check_bench_report() {

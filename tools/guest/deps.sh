@@ -9,7 +9,7 @@
 #
 #   build  compile the module against Debian headers, the selftests, the tools
 #   guest  build an initramfs and boot it under QEMU (TCG)
-#   check  checkpatch, kernel-doc, the uapi C/C++ compile test
+#   check  checkpatch, kernel-doc, the uapi C/C++ compile test; python3-prometheus-client (iopactl metrics checks)
 #   bench  tools/bench/report.py: python3 and matplotlib for the plots
 #   debug  build a kernel from linux-source-6.12 (build-debug-kernel.sh)
 #   pkg    tools/check/dkms.sh: dkms add/build in a scratch DKMS tree
@@ -31,7 +31,7 @@ pkgs_build="make gcc gcc-12 libc6-dev libelf1 libssl3 zlib1g pahole bc
 	liburing-dev pkg-config apt dpkg xz-utils ca-certificates libssl-dev"
 pkgs_guest="qemu-system-x86 busybox-static fio cpio kmod e2fsprogs xz-utils trace-cmd
 	coreutils udev"
-pkgs_check="perl python3 python3-docutils g++ groff-base man-db"
+pkgs_check="perl python3 python3-docutils python3-prometheus-client g++ groff-base man-db"
 pkgs_bench="python3 python3-matplotlib"
 pkgs_debug="flex bison bc libelf-dev libssl-dev dpkg-dev xz-utils"
 pkgs_pkg="dkms kmod"

@@ -34,11 +34,14 @@
  *                     enotty: the ioctl is unknown; nofeat: no
  *                     IOPA_FEAT_LIST; noopen: /dev/iopa gives EACCES
  *   FAKE_IOPA_NSUBS   list that many canned submitters instead
+ *   FAKE_IOPA_CGROUP_ID  the cgroup id of the canned ones (default 0)
  *   FAKE_IOPA_GROW    after the first call, that many more canned ones
  *   FAKE_IOPA_EINVAL  a tunable whose writes always fail with EINVAL
  *   FAKE_IOPA_EACCES  a tunable that cannot be opened for writing
  *   FAKE_IOPA_FEATURES  the feature bits GET_FEATURES reports (strtoull,
- *                     base 0; default: all of this header's, 0xff)
+ *                     base 0; default 0x20ff: the first eight and
+ *                     IOPA_FEAT_METRICS, whose counters and histograms
+ *                     the fake keeps)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -607,6 +610,16 @@ static int reap(struct iopa_reap *r)
 	}
 }
 
+/* The bucket of struct iopa_metrics' histograms that @us falls in. */
+static unsigned int hist_bucket(uint64_t us)
+{
+	unsigned int i = 0;
+
+	while (i < IOPA_HIST_BUCKETS - 1 && us > (1ULL << i))
+		i++;
+	return i;
+}
+
 static int complete(const struct iopa_done *d)
 {
 	struct fjob *j;
@@ -625,6 +638,10 @@ static int complete(const struct iopa_done *d)
 		cyc_now.svc_us += svc;
 		cyc_now.svc_sq += svc * svc;
 		cyc_now.jobs++;
+		me.metrics.svc_us += svc;
+		me.metrics.svc_hist[hist_bucket(svc)]++;
+		if (d->res < 0)
+			me.metrics.failed++;
 	}
 	real_close(j->job.fd);
 	j->job.fd = -1;
@@ -666,6 +683,9 @@ static int fetch(struct iopa_fetch *f, int and_complete)
 			cycle_roll();
 			cyc_now.wait_us += j->fetch_us - j->submit_us;
 			cyc_now.dispatched++;
+			me.metrics.wait_us += j->fetch_us - j->submit_us;
+			me.metrics.wait_hist[hist_bucket(j->fetch_us -
+							 j->submit_us)]++;
 			me.stats.pending--;
 			me.stats.inflight++;
 			me.stats.dispatched++;
@@ -710,6 +730,24 @@ static void canned(struct iopa_sub_info *si, uint32_t i)
 	si->state.completions = 10 * i;
 	si->state.noise_permille = 20 + i % 481;
 	si->stats.submitted = 10 * i;
+	si->stats.completed = 9 * i;
+	/* Cumulative metrics: one wait and one service time per completion. */
+	si->metrics.io_bytes = (uint64_t)i * 4096;
+	si->metrics.failed = i % 3;
+	si->metrics.wait_hist[i % IOPA_HIST_BUCKETS] = 9 * i;
+	si->metrics.svc_hist[(i + 3) % IOPA_HIST_BUCKETS] = 9 * i;
+	si->metrics.wait_us = 9ULL * i * (1ULL << (i % IOPA_HIST_BUCKETS));
+	si->metrics.svc_us = 9ULL * i * 1000;
+	si->metrics.knee = i % 5;
+	si->metrics.cgroup_id = strtoull(env("FAKE_IOPA_CGROUP_ID", "0"), NULL, 0);
+	/* Every other one shares device 8:0 or 8:16. */
+	if (i % 2) {
+		si->state.nr_devs = 1;
+		si->state.devs[0] = (8U << 20) | (i % 4 == 1 ? 0 : 16);
+		si->state.budget = 4 + i % 7;
+		si->state.sharers = 1 + i % 3;
+		si->state.group_cycles = i;
+	}
 }
 
 /* The published submitters of live processes, in @out (room @nr). */
@@ -801,7 +839,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 
 		memset(f, 0, sizeof(*f));
 		f->abi_version = IOPA_ABI_VERSION;
-		f->features = strtoull(env("FAKE_IOPA_FEATURES", "0xff"), NULL, 0);
+		f->features = strtoull(env("FAKE_IOPA_FEATURES", "0x20ff"), NULL, 0);
 		if (!strcmp(env("FAKE_IOPA_LIST", "all"), "nofeat"))
 			f->features &= ~IOPA_FEAT_LIST;
 		f->batch_max = IOPA_BATCH_MAX;

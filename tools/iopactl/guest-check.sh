@@ -33,6 +33,11 @@
 #   - watch --count 2 with a bracket workload running: 2 frames, lines
 #     <= 80 columns, no escape codes when not on a terminal; its line
 #     shows policy "brkt" and a mean service time (SVC) of >= 2 ms
+#   - metrics, OpenMetrics and Prometheus 0.0.4, with a workload in a
+#     cgroup of its own (cgroup2 mounted if it is not): exit 0, the
+#     workload's histograms and labels; each output is printed between
+#     IOPA-METRICS-BEGIN FORMAT and IOPA-METRICS-END lines, for the host
+#     to check with a real parser (metrics-guest-check.sh)
 #   - trace --count 1, text and --json, with short cycles and an
 #     adaptive workload: one limit change, the event's enable restored
 #   - every tunable back to its value from before
@@ -46,7 +51,7 @@ CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
 S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
-PLAN=31
+PLAN=33
 TUNABLES="max_jobs max_submitters max_workers max_total_jobs
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
@@ -320,7 +325,65 @@ else
 fi
 echo "$old_default_policy" >$S/default_policy
 
-# --- 27-30: trace -------------------------------------------------------------------------
+# --- 27-28: metrics ------------------------------------------------------------------------
+# The workload in a cgroup of its own, so that its submitter's cgroup
+# label is a path (the root cgroup's is "/").
+# IOPA_CGROUP=none leaves cgroups alone (host-guest-check.sh).
+CG=/sys/fs/cgroup
+cg_mounted= cg_dir=
+if [ "${IOPA_CGROUP:-}" != none ]; then
+	if [ ! -e $CG/cgroup.controllers ] && mkdir -p $CG 2>/dev/null &&
+	   mount -t cgroup2 none $CG 2>/dev/null; then
+		cg_mounted=1
+	fi
+	if [ -e $CG/cgroup.controllers ] && mkdir $CG/iopactl-metrics 2>/dev/null; then
+		cg_dir=$CG/iopactl-metrics
+		# This shell, and so the workload, in it.
+		echo $$ >"$cg_dir/cgroup.procs" 2>/dev/null ||
+			{ rmdir "$cg_dir"; cg_dir=; }
+	fi
+fi
+# Print a metrics output for the host's parser.
+dump_metrics() {	# FORMAT
+	echo "IOPA-METRICS-BEGIN $1${cg_dir:+ cgroup=/iopactl-metrics}"
+	cat "$W/out"
+	echo "IOPA-METRICS-END"
+}
+# Until the workload's submitter has completed jobs (its first cycle).
+metrics_busy() {
+	i=0
+	while [ $i -lt 100 ]; do
+		ctl metrics
+		grep -q '^iopa_submitter_jobs_completed_total{.*comm="ctl-load".*} [1-9]' "$W/out" &&
+			return 0
+		i=$((i + 1))
+		usleep 100000
+	done
+	return 1
+}
+if start_load --seconds 60 --workers 2 && metrics_busy; then
+	[ $rc = 0 ] && [ "$(tail -n 1 "$W/out")" = "# EOF" ] &&
+		grep -q '^iopa_module_info{version="[^"]*",abi="1"} 1$' "$W/out" &&
+		grep -q '^iopa_submitter_service_seconds_bucket{.*comm="ctl-load".*le="+Inf"} [1-9]' "$W/out" &&
+		grep -q "^iopa_submitter_limit{.*cgroup=\"${cg_dir:+/iopactl-metrics}" "$W/out"
+	ok $? "metrics: exit 0, OpenMetrics ending in # EOF, the workload's histograms and cgroup"
+	dump_metrics openmetrics
+	ctl metrics --format=prometheus
+	[ $rc = 0 ] && ! grep -q '^# EOF' "$W/out" &&
+		grep -q '^# TYPE iopa_submitter_jobs_completed_total counter$' "$W/out"
+	ok $? "metrics --format=prometheus: exit 0, counters typed by their _total name, no # EOF"
+	dump_metrics prometheus
+	[ $rc = 0 ] || show "$W/err"
+else
+	ok 1 "metrics (no workload)"
+	ok 1 "metrics --format=prometheus (no workload)"
+fi
+stop_load
+# The shell back to the root cgroup, then the workload's removed.
+[ -z "$cg_dir" ] || { echo $$ >$CG/cgroup.procs; rmdir "$cg_dir"; }
+[ -z "$cg_mounted" ] || umount $CG
+
+# --- 29-32: trace -------------------------------------------------------------------------
 # Short cycles, a low start and room to grow: the iopa policy doubles
 # the limit at the end of its first cycle with demand.
 trace_run() {	# OPTIONS...: a limit change while a new workload starts
@@ -378,7 +441,7 @@ else
 	skip "trace --json: enable restored" "no tracefs"
 fi
 
-# --- 31: everything back ----------------------------------------------------------------------
+# --- 33: everything back ----------------------------------------------------------------------
 restore
 bad=
 for t in $TUNABLES; do

@@ -107,6 +107,44 @@ static int cmd_status(const struct ctl_opts *o)
 	return CTL_EXIT_OK;
 }
 
+/* ---- metrics ------------------------------------------------------------- */
+
+static int cmd_metrics(const struct ctl_opts *o)
+{
+	struct ctl_metrics_opts mo = { .openmetrics = !o->prometheus };
+	struct ctl_snapshot s;
+	struct ctl_cgroups cg;
+	int fd = -1;
+
+	memset(&s, 0, sizeof(s));
+	ctl_snapshot_take(&s, &fd);
+	if (fd >= 0)
+		close(fd);
+	if (!s.module_loaded) {
+		ctl_snapshot_free(&s);
+		return not_loaded();
+	}
+	/* Without every context: the totals only, and why (not an error). */
+	if (s.scope != CTL_SCOPE_ALL)
+		err_msg("metrics: no submitters: listing every context %s",
+			s.list_err == EPERM ? "needs CAP_SYS_ADMIN" :
+			s.no_list ? "is not supported by this module" :
+			"failed");
+	if (s.scope != CTL_SCOPE_ALL)
+		s.nr = 0;
+	ctl_cgroups_resolve(&cg, &s);
+	mo.cgroup_path = ctl_cgroup_path;
+	mo.arg = &cg;
+	ctl_render_metrics(stdout, &s, &mo);
+	ctl_cgroups_free(&cg);
+	ctl_snapshot_free(&s);
+	if (fflush(stdout) || ferror(stdout)) {
+		err_msg("writing the output: %s", strerror(errno));
+		return CTL_EXIT_FAIL;
+	}
+	return CTL_EXIT_OK;
+}
+
 /* ---- set, get ------------------------------------------------------------ */
 
 static void list_assign(const char *what, const struct ctl_assign *a,
@@ -588,6 +626,9 @@ int main(int argc, char **argv)
 		break;
 	case CTL_CMD_TRACE:
 		rc = cmd_trace(&o);
+		break;
+	case CTL_CMD_METRICS:
+		rc = cmd_metrics(&o);
 		break;
 	default:
 		fprintf(stderr, "iopactl: no command given\n");

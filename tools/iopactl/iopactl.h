@@ -88,6 +88,7 @@ enum ctl_cmd {
 	CTL_CMD_GET,
 	CTL_CMD_WATCH,
 	CTL_CMD_TRACE,
+	CTL_CMD_METRICS,
 };
 
 /**
@@ -120,6 +121,7 @@ struct ctl_assign {
 struct ctl_opts {
 	enum ctl_cmd		cmd;
 	int			json;
+	int			prometheus;	/* metrics --format prometheus */
 	int			lines;
 	uint32_t		interval_ms;
 	uint64_t		count;
@@ -379,5 +381,31 @@ struct ctl_trace_event {
 /* Parse one trace_pipe line; 0 if it is an iopa_limit_change event. */
 int ctl_trace_parse(const char *line, struct ctl_trace_event *ev);
 void ctl_trace_print(FILE *f, const struct ctl_trace_event *ev, int json);
+
+/* ---- metrics (metrics.c) ------------------------------------------------ */
+
+/**
+ * struct ctl_metrics_opts - how `iopactl metrics` prints
+ * @openmetrics: 1: the OpenMetrics text format (with # EOF); 0: the
+ *	Prometheus text format 0.0.4 (node_exporter's textfile collector)
+ * @cgroup_path: the path of cgroup (v2) @id below the cgroup2 root
+ *	("/" for the root), NULL if unknown; NULL: no cgroup paths
+ * @arg: its second argument
+ */
+struct ctl_metrics_opts {
+	int		openmetrics;
+	const char	*(*cgroup_path)(uint64_t id, void *arg);
+	void		*arg;
+};
+
+/*
+ * The snapshot as metrics: module info and totals, the shared devices'
+ * budget, knee and sharers, and per submitter (labels ctx, sub, pid,
+ * comm, cgroup, device) its limit, mode, jobs, bytes and, with
+ * IOPA_FEAT_METRICS, the cumulative counters and the queue-wait and
+ * service-time histograms.
+ */
+void ctl_render_metrics(FILE *f, const struct ctl_snapshot *s,
+			const struct ctl_metrics_opts *mo);
 
 #endif /* IOPACTL_H */

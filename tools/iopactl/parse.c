@@ -245,6 +245,7 @@ const char ctl_usage_text[] =
 	"       iopactl watch|top [-i|--interval SECONDS] [-n|--count N]\n"
 	"                         [-l|--lines | -j|--json]\n"
 	"       iopactl trace [-n|--count N] [-j|--json]\n"
+	"       iopactl metrics [-f|--format openmetrics|prometheus]\n"
 	"       iopactl -h|--help | -V|--version\n"
 	"\n"
 	"  status     module version, ABI features, tunables, totals and the\n"
@@ -256,6 +257,9 @@ const char ctl_usage_text[] =
 	"             --lines: a line per submitter and interval, for logs;\n"
 	"             --json: a JSON object per interval, one per line\n"
 	"  trace      follow the iopa_limit_change trace event (root)\n"
+	"  metrics    the totals, shared devices and submitters (root: every\n"
+	"             context) as OpenMetrics text, or Prometheus text 0.0.4\n"
+	"             for node_exporter's textfile collector\n"
 	"\n"
 	"  SECONDS may have decimals (0.5) or be given in ms (250ms);\n"
 	"  options take their value joined or apart (-n1, -n 1, --count=1);\n"
@@ -334,6 +338,18 @@ static int parse_opts(int argc, char **argv, const char *shorts,
 		case 'l':
 			o->lines = 1;
 			break;
+		case 'f':
+			if (!strcmp(optarg, "openmetrics")) {
+				o->prometheus = 0;
+			} else if (!strcmp(optarg, "prometheus")) {
+				o->prometheus = 1;
+			} else {
+				fail(err, errlen,
+				     "--format: expected openmetrics or prometheus, not '%s'",
+				     optarg);
+				return -1;
+			}
+			break;
 		case 'i':
 			if (ctl_parse_duration_ms(optarg, &n) || n < 1 ||
 			    n > 3600000) {
@@ -390,6 +406,10 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct option metrics_opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
 	static const struct option none[] = { { NULL, 0, NULL, 0 } };
 	int cargc, first, i;
 	const char *cmd;
@@ -428,6 +448,19 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		if (first < cargc)
 			return fail(err, errlen,
 				    "status: unexpected argument '%s'",
+				    cargv[first]);
+		return CTL_EXIT_OK;
+	}
+
+	if (!strcmp(cmd, "metrics")) {
+		o->cmd = CTL_CMD_METRICS;
+		first = parse_opts(cargc, cargv, "+:f:", metrics_opts, o, err,
+				   errlen);
+		if (first < 0)
+			return CTL_EXIT_USAGE;
+		if (first < cargc)
+			return fail(err, errlen,
+				    "metrics: unexpected argument '%s'",
 				    cargv[first]);
 		return CTL_EXIT_OK;
 	}

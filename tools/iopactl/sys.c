@@ -3,8 +3,10 @@
  * iopactl: sysfs, /dev/iopa and the terminal.  Everything that needs the
  * module (or a terminal) is here; what is printed is decided in render.c.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -201,4 +203,109 @@ void ctl_term_size(int fd, unsigned int *rows, unsigned int *cols)
 		*rows = ws.ws_row;
 		*cols = ws.ws_col;
 	}
+}
+
+/* ---- cgroup paths ---------------------------------------------------------- */
+
+/* nftw() has no argument for its callback. */
+static struct ctl_cgroups *walk_cg;
+static size_t walk_root_len;
+
+static int cg_visit(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	size_t i;
+
+	(void)ftw;
+	if (type != FTW_D)
+		return 0;
+	for (i = 0; i < walk_cg->n; i++) {
+		if (walk_cg->paths[i] || walk_cg->ids[i] != (uint64_t)st->st_ino)
+			continue;
+		walk_cg->paths[i] = strdup(path[walk_root_len] ?
+					   path + walk_root_len : "/");
+	}
+	return 0;
+}
+
+/* The mount point of cgroup2 in @buf; 0 or -ENOENT. */
+static int cg_mount(char *buf, size_t len)
+{
+	char line[1024], *p, *q, *mnt;
+	int r = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent maj:min root MOUNTPOINT options... - FSTYPE ... */
+		p = strstr(line, " - cgroup2 ");
+		if (!p)
+			continue;
+		mnt = line;
+		for (int field = 0; field < 4 && mnt; field++) {
+			mnt = strchr(mnt, ' ');
+			if (mnt)
+				mnt++;
+		}
+		if (!mnt)
+			continue;
+		q = strchr(mnt, ' ');
+		if (!q || (size_t)(q - mnt) >= len)
+			continue;
+		memcpy(buf, mnt, (size_t)(q - mnt));
+		buf[q - mnt] = '\0';
+		r = 0;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+void ctl_cgroups_resolve(struct ctl_cgroups *cg, const struct ctl_snapshot *s)
+{
+	char root[512];
+	size_t i;
+
+	memset(cg, 0, sizeof(*cg));
+	if (!s->nr)
+		return;
+	cg->ids = calloc(s->nr, sizeof(*cg->ids));
+	cg->paths = calloc(s->nr, sizeof(*cg->paths));
+	if (!cg->ids || !cg->paths) {
+		ctl_cgroups_free(cg);
+		return;
+	}
+	for (i = 0; i < s->nr; i++)
+		if (s->subs[i].metrics.cgroup_id)
+			cg->ids[cg->n++] = s->subs[i].metrics.cgroup_id;
+	if (!cg->n || cg_mount(root, sizeof(root)))
+		return;
+	walk_cg = cg;
+	walk_root_len = strlen(root);
+	nftw(root, cg_visit, 16, FTW_PHYS | FTW_MOUNT);
+	walk_cg = NULL;
+}
+
+const char *ctl_cgroup_path(uint64_t id, void *arg)
+{
+	const struct ctl_cgroups *cg = arg;
+	size_t i;
+
+	for (i = 0; i < cg->n; i++)
+		if (cg->ids[i] == id)
+			return cg->paths[i];
+	return NULL;
+}
+
+void ctl_cgroups_free(struct ctl_cgroups *cg)
+{
+	size_t i;
+
+	for (i = 0; cg->paths && i < cg->n; i++)
+		free(cg->paths[i]);
+	free(cg->paths);
+	free(cg->ids);
+	memset(cg, 0, sizeof(*cg));
 }

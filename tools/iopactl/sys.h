@@ -25,4 +25,20 @@ void ctl_snapshot_take(struct ctl_snapshot *s, int *ctx_fd);
 /* Rows and columns of the terminal on @fd; 24 x 80 if unknown. */
 void ctl_term_size(int fd, unsigned int *rows, unsigned int *cols);
 
+/*
+ * The cgroup2 paths of the cgroup ids of @s's submitters, found by one
+ * walk of the cgroup2 mount; ctl_cgroup_path() looks one up (@arg: the
+ * struct ctl_cgroups).  Ids not found (a cgroup removed since, no
+ * cgroup2 mounted) have no path.
+ */
+struct ctl_cgroups {
+	size_t		n;
+	uint64_t	*ids;
+	char		**paths;
+};
+
+void ctl_cgroups_resolve(struct ctl_cgroups *cg, const struct ctl_snapshot *s);
+const char *ctl_cgroup_path(uint64_t id, void *arg);
+void ctl_cgroups_free(struct ctl_cgroups *cg);
+
 #endif /* IOPACTL_SYS_H */

@@ -1456,8 +1456,8 @@ static void test_fake_device(void)
 		if (rc)
 			diag("exit %d: %s", rc, err);
 		/* Canned submitter 2: policy bracket; 1: svc_us 2001. */
-		ok(rc == 0 && strstr(out, "      \"bracket\",\n      \"times\"\n    ],") &&
-		   strstr(out, "\"features_mask\": 255,") &&
+		ok(rc == 0 && strstr(out, "      \"bracket\",\n      \"times\",\n      \"metrics\"\n    ],") &&
+		   strstr(out, "\"features_mask\": 8447,") &&
 		   strstr(out, "\"default_policy\": \"bracket\"\n") &&
 		   strstr(out, "\"policy\": \"bracket\",") &&
 		   strstr(out, "\"wait_us\": 1234,\n      \"svc_us\": 2001,\n      \"completions\": 10,\n      \"noise_permille\": 21,"),
@@ -1466,7 +1466,7 @@ static void test_fake_device(void)
 		ok(rc == 0 && strstr(out, "submitters (all contexts): 7") &&
 		   strstr(out, "max_jobs             100") && !strstr(out, "note:"),
 		   "fake device: status as text");
-		ok(strstr(out, "features 0xff: ioctl poll adaptive uring_cmd order list bracket times\n") &&
+		ok(strstr(out, "features 0x20ff: ioctl poll adaptive uring_cmd order list bracket times metrics\n") &&
 		   strstr(out, "default_policy       bracket\n") &&
 		   strstr(out, " bracket   ") &&
 		   strstr(out, "    1.234     2.001      10   2.1% "),
