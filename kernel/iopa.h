@@ -684,6 +684,8 @@ void iopa_group_debugfs(struct dentry *dir);
 void iopa_limit_init(struct iopa_submitter *sub, u32 fixed_limit);
 void iopa_limit_start(struct iopa_submitter *sub);
 void iopa_limit_stop(struct iopa_submitter *sub);
+long iopa_limit_admin(struct iopa_submitter *sub,
+		      const struct iopa_sub_admin *a);
 void iopa_limit_wake(struct iopa_submitter *sub);
 void iopa_limit_job_done(struct iopa_kjob *job, u64 now_ns);
 void iopa_limit_note_file(struct iopa_submitter *sub,
@@ -716,6 +718,8 @@ __poll_t iopa_sub_poll(struct iopa_submitter *sub, struct file *file,
 		       poll_table *wait);
 int iopa_sub_create(struct iopa_ctx *ctx, u32 limit);
 void iopa_sub_close(struct iopa_submitter *sub);
+void iopa_sub_put(struct iopa_submitter *sub);
+struct iopa_submitter *iopa_sub_find_get(u32 ctx_id, u32 sub_id);
 u32 iopa_worker_complete_locked(struct iopa_worker *w,
 				const struct iopa_done *done, u32 n,
 				struct list_head *gc, int *err);
@@ -767,6 +771,7 @@ void iopa_uring_exit(void);
 long iopa_state_ioctl(struct iopa_submitter *sub, unsigned int cmd,
 		      void __user *argp);
 long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp);
+long iopa_ctx_sub_admin(void __user *argp);
 void iopa_debugfs_init(void);
 void iopa_debugfs_exit(void);
 

@@ -360,34 +360,42 @@ void iopa_limit_stop(struct iopa_submitter *sub)
 
 /* ---- ioctls ----------------------------------------------------------- */
 
-static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
+/*
+ * SET_LIMIT, from the submitter's fd or IOPA_IOC_SUB_ADMIN.  -ESRCH if the
+ * submitter has closed (only an admin command, which holds a reference
+ * and no fd, can find it so): a closed submitter is not made runnable
+ * again, nor armed, nor grouped.
+ */
+static long iopa_limit_set(struct iopa_submitter *sub,
+			   const struct iopa_limit *arg)
 {
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_ctl_params p;
-	struct iopa_limit arg;
 	bool was_fixed;
 	u64 now, idle;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+	if (arg->flags || memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
 		return -EINVAL;
-	if (arg.limit > IOPA_LIMIT_MAX)
+	if (arg->limit > IOPA_LIMIT_MAX)
 		return -EINVAL;
 
 	iopa_params_get(&p);
 	idle = iopa_measure_cpu_idle_us();
 	now = ktime_get_ns();
 	iopa_ctx_lock(ctx);
+	if (sub->closed) {
+		iopa_ctx_unlock(ctx);
+		return -ESRCH;
+	}
 	was_fixed = iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED;
 	/* Unpinned, the limit comes into today's bounds and ceiling. */
-	if (!arg.limit && was_fixed)
+	if (!arg->limit && was_fixed)
 		iopa_ctl_set_bounds(&sub->ctl, &p, sub->ctl.min, sub->ctl.max);
-	iopa_ctl_set_fixed(&sub->ctl, arg.limit);
+	iopa_ctl_set_fixed(&sub->ctl, arg->limit);
 	/* In a group (unpinning what is not pinned), the group decides. */
 	if (!sub->group)
 		iopa_limit_apply(sub);
-	if (!arg.limit && was_fixed) {
+	if (!arg->limit && was_fixed) {
 		/* Adapting again: a fresh cycle. */
 		iopa_limit_cycle_begin(sub, now, idle);
 		iopa_limit_arm(sub, &p);
@@ -397,9 +405,18 @@ static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
 	 * A pinned limit is the submitter's own.  Pinned first, then out of
 	 * the group: a join racing with this sees it pinned and stays out.
 	 */
-	if (arg.limit)
+	if (arg->limit)
 		iopa_group_leave(sub);
 	return 0;
+}
+
+static long iopa_sub_set_limit(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_limit arg;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	return iopa_limit_set(sub, &arg);
 }
 
 static long iopa_sub_get_limit(struct iopa_submitter *sub, void __user *argp)
@@ -414,15 +431,15 @@ static long iopa_sub_get_limit(struct iopa_submitter *sub, void __user *argp)
 	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
 
-static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
+/* SET_ADAPT, from the submitter's fd or IOPA_IOC_SUB_ADMIN (-ESRCH: closed). */
+static long iopa_limit_set_adapt(struct iopa_submitter *sub,
+				 const struct iopa_adapt *a)
 {
+	struct iopa_adapt arg = *a;
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_ctl_params p;
-	struct iopa_adapt arg;
 	int ret;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
 	if ((arg.flags & ~IOPA_ADAPT_F_MASK) || arg.reserved0 || arg.reserved)
 		return -EINVAL;
 	if (arg.policy > IOPA_POLICY_MAX || arg.min > IOPA_LIMIT_MAX ||
@@ -440,6 +457,10 @@ static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
 	}
 	iopa_params_get(&p);
 	iopa_ctx_lock(ctx);
+	if (sub->closed) {
+		iopa_ctx_unlock(ctx);
+		return -ESRCH;
+	}
 	ret = iopa_ctl_set_bounds(&sub->ctl, &p, arg.min, arg.max);
 	if (!ret && arg.policy != IOPA_POLICY_KEEP)
 		iopa_ctl_set_policy(&sub->ctl, arg.policy - 1);
@@ -469,6 +490,41 @@ static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
 	    arg.policy != IOPA_POLICY_BRACKET)
 		iopa_group_leave(sub);
 	return ret;
+}
+
+static long iopa_sub_set_adapt(struct iopa_submitter *sub, void __user *argp)
+{
+	struct iopa_adapt arg;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	return iopa_limit_set_adapt(sub, &arg);
+}
+
+/**
+ * iopa_limit_admin() - IOPA_IOC_SUB_ADMIN's command on @sub
+ * @sub: the submitter, held by a reference (it may close meanwhile)
+ * @a: the command, its reserved fields checked
+ *
+ * Context: may sleep; the caller has checked CAP_SYS_ADMIN.
+ * Return: what the submitter's own SET_LIMIT or SET_ADAPT would, or
+ * -ESRCH if it has closed, -EINVAL for an unknown @a->op or an argument
+ * of the other command that is not zero.
+ */
+long iopa_limit_admin(struct iopa_submitter *sub,
+		      const struct iopa_sub_admin *a)
+{
+	switch (a->op) {
+	case IOPA_ADMIN_SET_LIMIT:
+		if (memchr_inv(&a->adapt, 0, sizeof(a->adapt)))
+			return -EINVAL;
+		return iopa_limit_set(sub, &a->limit);
+	case IOPA_ADMIN_SET_ADAPT:
+		if (memchr_inv(&a->limit, 0, sizeof(a->limit)))
+			return -EINVAL;
+		return iopa_limit_set_adapt(sub, &a->adapt);
+	}
+	return -EINVAL;
 }
 
 /**

@@ -137,6 +137,8 @@ static long iopa_dev_ioctl(struct file *file, unsigned int cmd,
 
 	if (cmd == IOPA_IOC_LIST_SUBMITTERS)
 		return iopa_ctx_list_subs(file->private_data, argp);
+	if (cmd == IOPA_IOC_SUB_ADMIN)
+		return iopa_ctx_sub_admin(argp);
 	return iopa_ctx_ioctl(file->private_data, cmd, argp);
 }
 
@@ -173,6 +175,7 @@ static void __init iopa_check_abi(void)
 	BUILD_BUG_ON(offsetof(struct iopa_fetch, work) != 40);
 	BUILD_BUG_ON(sizeof(struct iopa_stats) != 112);
 	BUILD_BUG_ON(sizeof(struct iopa_adapt) != 32);
+	BUILD_BUG_ON(sizeof(struct iopa_sub_admin) != 96);
 	BUILD_BUG_ON(sizeof(struct iopa_state) != 128);
 }
 

@@ -188,9 +188,46 @@ static void iopa_sub_release_ref(struct kref *ref)
 	atomic_long_dec(&iopa_totals.submitters);
 }
 
-static void iopa_sub_put(struct iopa_submitter *sub)
+/**
+ * iopa_sub_put() - drop a reference to @sub, freeing it with the last
+ * @sub: the submitter
+ */
+void iopa_sub_put(struct iopa_submitter *sub)
 {
 	kref_put(&sub->ref, iopa_sub_release_ref);
+}
+
+/**
+ * iopa_sub_find_get() - an open submitter by its ids, with a reference
+ * @ctx_id: its context's id
+ * @sub_id: its id within the context
+ *
+ * Context: may sleep.
+ * Return: the submitter (iopa_sub_put() when done; it may close
+ * meanwhile), or NULL if no such submitter is open.
+ */
+struct iopa_submitter *iopa_sub_find_get(u32 ctx_id, u32 sub_id)
+{
+	struct iopa_submitter *sub, *found = NULL;
+	struct iopa_ctx *ctx;
+
+	mutex_lock(&iopa_ctx_list_lock);
+	list_for_each_entry(ctx, &iopa_ctx_list, node) {
+		if (ctx->id != ctx_id)
+			continue;
+		iopa_ctx_lock(ctx);
+		list_for_each_entry(sub, &ctx->subs, ctx_node) {
+			if (sub->id == sub_id) {
+				kref_get(&sub->ref);
+				found = sub;
+				break;
+			}
+		}
+		iopa_ctx_unlock(ctx);
+		break;
+	}
+	mutex_unlock(&iopa_ctx_list_lock);
+	return found;
 }
 
 /*

@@ -201,6 +201,37 @@ long iopa_ctx_list_subs(struct iopa_ctx *self, void __user *argp)
 }
 
 /**
+ * iopa_ctx_sub_admin() - IOPA_IOC_SUB_ADMIN
+ * @argp: the user's struct iopa_sub_admin
+ *
+ * Root's command on any open submitter, named by its ids as the listing
+ * names it: what its own fd's SET_LIMIT or SET_ADAPT would do.  Needs
+ * CAP_SYS_ADMIN, as listing every context does.  The submitter is held
+ * by a reference, not its fd: it may close meanwhile (-ESRCH then).
+ *
+ * Return: 0, -EFAULT, -EINVAL, -EPERM, -ESRCH, or an errno of the command.
+ */
+long iopa_ctx_sub_admin(void __user *argp)
+{
+	struct iopa_submitter *sub;
+	struct iopa_sub_admin a;
+	long ret;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	if (a.reserved0 || memchr_inv(a.reserved, 0, sizeof(a.reserved)))
+		return -EINVAL;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	sub = iopa_sub_find_get(a.ctx_id, a.sub_id);
+	if (!sub)
+		return -ESRCH;
+	ret = iopa_limit_admin(sub, &a);
+	iopa_sub_put(sub);
+	return ret;
+}
+
+/**
  * iopa_state_ioctl() - the state commands of a submitter fd
  * @sub: the submitter
  * @cmd: IOPA_IOC_GET_STATE

@@ -71,6 +71,8 @@ int iopa_set_adapt(int sub_fd, unsigned int policy, unsigned int min,
 int iopa_set_adapt_weight(int sub_fd, unsigned int policy, unsigned int min,
 			  unsigned int max, unsigned int weight);
 int iopa_get_state(int sub_fd, struct iopa_state *state);
+/* libiopa 1.6: root's command on any submitter (IOPA_FEAT_ADMIN). */
+int iopa_sub_admin(int ctx_fd, const struct iopa_sub_admin *admin);
 
 int iopa_fetch(int worker_fd, struct iopa_work *work, unsigned int flags,
 	       uint64_t timeout_ns);

@@ -117,6 +117,13 @@ IOPA_EXPORT int iopa_list_submitters(int ctx_fd, struct iopa_sub_info *subs,
 	return (int)l.filled;
 }
 
+IOPA_EXPORT int iopa_sub_admin(int ctx_fd, const struct iopa_sub_admin *admin)
+{
+	if (!admin)
+		return -EFAULT;
+	return iopa_ioctl(ctx_fd, IOPA_IOC_SUB_ADMIN, (void *)admin);
+}
+
 IOPA_EXPORT int iopa_set_limit(int sub_fd, unsigned int limit)
 {
 	struct iopa_limit l;

@@ -71,7 +71,8 @@ TEST_F(abi, get_features)
 			  IOPA_FEAT_LIST | IOPA_FEAT_BRACKET | IOPA_FEAT_TIMES |
 			  IOPA_FEAT_SHARE | IOPA_FEAT_LEASE |
 			  IOPA_FEAT_BORROW | IOPA_FEAT_BATCH |
-			  IOPA_FEAT_URING_BATCH | IOPA_FEAT_METRICS,
+			  IOPA_FEAT_URING_BATCH | IOPA_FEAT_METRICS |
+			  IOPA_FEAT_ADMIN,
 			  f.features);
 		EXPECT_EQ((__u32)IOPA_BATCH_MAX, f.batch_max);
 		EXPECT_EQ((__u32)IOPA_LIMIT_MAX, f.limit_max);
@@ -1419,7 +1420,7 @@ static const struct cmd_case all_cmds[] = {
 	CMD(IOPA_IOC_SET_LIMIT), CMD(IOPA_IOC_GET_LIMIT), CMD(IOPA_IOC_FETCH),
 	CMD(IOPA_IOC_COMPLETE), CMD(IOPA_IOC_COMPLETE_AND_FETCH),
 	CMD(IOPA_IOC_SET_ADAPT), CMD(IOPA_IOC_GET_STATE),
-	CMD(IOPA_IOC_LIST_SUBMITTERS),
+	CMD(IOPA_IOC_LIST_SUBMITTERS), CMD(IOPA_IOC_SUB_ADMIN),
 };
 
 /* Which fd kinds accept a command: c = context, s = submitter, w = worker. */
@@ -1429,7 +1430,8 @@ static const char *cmd_kinds(unsigned long cmd)
 	case IOPA_IOC_GET_FEATURES:	return "csw";
 	case IOPA_IOC_SUBMITTER_CREATE:
 	case IOPA_IOC_WORKER_CREATE:
-	case IOPA_IOC_LIST_SUBMITTERS:	return "c";
+	case IOPA_IOC_LIST_SUBMITTERS:
+	case IOPA_IOC_SUB_ADMIN:	return "c";
 	case IOPA_IOC_GET_STATS:	return "cs";
 	case IOPA_IOC_SUBMIT:
 	case IOPA_IOC_REAP:
@@ -1463,7 +1465,7 @@ TEST_F(abi, wrong_fd_kind_enotty)
 			checked++;
 		}
 	}
-	ASSERT_EQ(27, checked);
+	ASSERT_EQ(29, checked);
 	ASSERT_STATS_INVARIANT(self->ctx);
 }
 

@@ -361,7 +361,7 @@ static void do_ioctl(char *buf, char *guarded)
 		IOPA_IOC_SET_ORDER, IOPA_IOC_FETCH, IOPA_IOC_COMPLETE,
 		IOPA_IOC_COMPLETE_AND_FETCH, IOPA_IOC_LIST_SUBMITTERS,
 		IOPA_IOC_SET_LEASE, IOPA_IOC_GET_LEASE, IOPA_IOC_WORK_BATCH,
-		IOPA_IOC_WORKER_SET_FILES,
+		IOPA_IOC_WORKER_SET_FILES, IOPA_IOC_SUB_ADMIN,
 	};
 	unsigned long cmd, max;
 	void *argp;
@@ -473,6 +473,25 @@ static void do_ioctl(char *buf, char *guarded)
 			a->cqes = cqes;
 		}
 		fd = get_fd(below(8) ? K_SUB : K_NONE);
+		break;
+	}
+	case IOPA_IOC_SUB_ADMIN: {
+		struct iopa_sub_admin *a = (void *)buf;
+
+		/* ids of the fuzzer's own submitters, mostly */
+		a->ctx_id = below(4) ? 1 + below(8) : val();
+		a->sub_id = below(4) ? 1 + below(4) : val();
+		a->op = below(8) ? 1 + below(2) : val();
+		if (a->op == IOPA_ADMIN_SET_LIMIT) {
+			a->limit.limit = below(8);
+		} else if (a->op == IOPA_ADMIN_SET_ADAPT) {
+			a->adapt.policy = below(4);
+			a->adapt.min = below(4);
+			a->adapt.max = below(8);
+		}
+		if (!below(8))
+			mutate(a, sizeof(*a));
+		fd = get_fd(below(8) ? K_CTX : K_NONE);
 		break;
 	}
 	case IOPA_IOC_LIST_SUBMITTERS: {

@@ -38,6 +38,10 @@
 #     workload's histograms and labels; each output is printed between
 #     IOPA-METRICS-BEGIN FORMAT and IOPA-METRICS-END lines, for the host
 #     to check with a real parser (metrics-guest-check.sh)
+#   - sub, with that workload: pin its submitter's limit, free it within
+#     bounds (seen in metrics), refused to nobody and for unknown ids
+#     (IOPA_ADMIN=none skips these: the fake cannot reach another
+#     process's submitter)
 #   - trace --count 1, text and --json, with short cycles and an
 #     adaptive workload: one limit change, the event's enable restored
 #   - every tunable back to its value from before
@@ -51,7 +55,7 @@ CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
 S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
-PLAN=33
+PLAN=37
 TUNABLES="max_jobs max_submitters max_workers max_total_jobs
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
@@ -325,7 +329,7 @@ else
 fi
 echo "$old_default_policy" >$S/default_policy
 
-# --- 27-28: metrics ------------------------------------------------------------------------
+# --- 27-32: metrics, sub ------------------------------------------------------------------------
 # The workload in a cgroup of its own, so that its submitter's cgroup
 # label is a path (the root cgroup's is "/").
 # IOPA_CGROUP=none leaves cgroups alone (host-guest-check.sh).
@@ -374,16 +378,48 @@ if start_load --seconds 60 --workers 2 && metrics_busy; then
 	ok $? "metrics --format=prometheus: exit 0, counters typed by their _total name, no # EOF"
 	dump_metrics prometheus
 	[ $rc = 0 ] || show "$W/err"
+	# --- 29-32: sub, root's commands on the workload's submitter
+	ctl watch --count 1 --lines
+	id=$(awk '$4 == "ctl-load" { print $2; exit }' "$W/out")
+	sel="ctx=\"${id%.*}\",sub=\"${id#*.}\","
+	echo "# the workload's submitter: ${id:-none}"
+	if [ "${IOPA_ADMIN:-}" = none ] || [ -z "$id" ]; then
+		for t in "sub limit=3" "sub limit=adapt min=2 max=2" \
+			"sub as nobody" "sub of no submitter"; do
+			skip "$t" "${id:+the fake cannot reach another process}${id:-no workload id}"
+		done
+	else
+		ctl sub "$id" limit=3
+		r1=$rc
+		ctl metrics
+		[ $r1 = 0 ] && grep -q "^iopa_submitter_limit{$sel.*} 3\$" "$W/out" &&
+			grep -q "^iopa_submitter_info{$sel.*mode=\"fixed\"} 1\$" "$W/out"
+		ok $? "sub $id limit=3: exit 0, its limit 3 and pinned (metrics)"
+		ctl sub "$id" limit=adapt min=2 max=2
+		r1=$rc
+		ctl metrics
+		[ $r1 = 0 ] && grep -q "^iopa_submitter_limit{$sel.*} 2\$" "$W/out" &&
+			! grep -q "^iopa_submitter_info{$sel.*mode=\"fixed\"} 1\$" "$W/out"
+		ok $? "sub $id limit=adapt min=2 max=2: adapting again, held at 2"
+		as_nobody sub "$id" limit=1
+		[ $rc = 1 ] && grep -q "needs root" "$W/err"
+		ok $? "sub as nobody: exit 1, needs root"
+		show "$W/err" 2
+		ctl sub 999999.1 limit=1
+		[ $rc = 1 ] && grep -q "no such open submitter" "$W/err"
+		ok $? "sub 999999.1: exit 1, no such open submitter"
+	fi
 else
 	ok 1 "metrics (no workload)"
 	ok 1 "metrics --format=prometheus (no workload)"
+	for t in 1 2 3 4; do ok 1 "sub (no workload)"; done
 fi
 stop_load
 # The shell back to the root cgroup, then the workload's removed.
 [ -z "$cg_dir" ] || { echo $$ >$CG/cgroup.procs; rmdir "$cg_dir"; }
 [ -z "$cg_mounted" ] || umount $CG
 
-# --- 29-32: trace -------------------------------------------------------------------------
+# --- 33-36: trace -------------------------------------------------------------------------
 # Short cycles, a low start and room to grow: the iopa policy doubles
 # the limit at the end of its first cycle with demand.
 trace_run() {	# OPTIONS...: a limit change while a new workload starts
@@ -441,7 +477,7 @@ else
 	skip "trace --json: enable restored" "no tracefs"
 fi
 
-# --- 33: everything back ----------------------------------------------------------------------
+# --- 37: everything back ----------------------------------------------------------------------
 restore
 bad=
 for t in $TUNABLES; do

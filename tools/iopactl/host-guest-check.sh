@@ -40,6 +40,6 @@ cat >"$R/bin/usleep" <<'EOS'
 sleep "$(awk "BEGIN { print $1 / 1000000 }")"
 EOS
 chmod 755 "$R/bin/usleep"
-PATH=$PATH:$R/bin FAKE_IOPA_ROOT=$R IOPA_NODE=$R/node IOPA_TRACEFS=none IOPA_CGROUP=none \
+PATH=$PATH:$R/bin FAKE_IOPA_ROOT=$R IOPA_NODE=$R/node IOPA_TRACEFS=none IOPA_CGROUP=none IOPA_ADMIN=none \
 	LD_PRELOAD=$D/fake-iopa.so \
 	sh "$D/guest-check.sh"

@@ -145,6 +145,95 @@ static int cmd_metrics(const struct ctl_opts *o)
 	return CTL_EXIT_OK;
 }
 
+/* ---- sub: root's commands on any submitter --------------------------------- */
+
+/* The listing's entry of submitter @c->ctx_id.@c->sub_id, in @out. */
+static int find_sub(int fd, const struct ctl_sub_cmd *c,
+		    struct iopa_sub_info *out)
+{
+	struct ctl_snapshot s;
+	size_t i;
+	int r = -ESRCH;
+
+	memset(&s, 0, sizeof(s));
+	ctl_snapshot_take(&s, &fd);
+	if (s.scope != CTL_SCOPE_ALL)
+		r = s.list_err ? -s.list_err : -EPERM;
+	for (i = 0; s.scope == CTL_SCOPE_ALL && i < s.nr; i++) {
+		if (s.subs[i].ctx_id == c->ctx_id &&
+		    s.subs[i].sub_id == c->sub_id) {
+			*out = s.subs[i];
+			r = 0;
+			break;
+		}
+	}
+	ctl_snapshot_free(&s);
+	return r;
+}
+
+static int sub_failed(const struct ctl_sub_cmd *c, const char *what, int r)
+{
+	err_msg("sub %u.%u: %s: %s%s", c->ctx_id, c->sub_id, what,
+		strerror(-r),
+		r == -EPERM ? " (needs root: CAP_SYS_ADMIN)" :
+		r == -ESRCH ? " (no such open submitter: see iopactl status)" :
+		r == -ENOTTY ? " (the module has no IOPA_IOC_SUB_ADMIN)" : "");
+	return CTL_EXIT_FAIL;
+}
+
+static int cmd_sub(const struct ctl_sub_cmd *c)
+{
+	struct iopa_sub_admin a;
+	struct iopa_sub_info si;
+	int fd, r;
+
+	memset(&si, 0, sizeof(si));
+	if (!ctl_module_loaded())
+		return not_loaded();
+	fd = iopa_open();
+	if (fd < 0)
+		return sub_failed(c, CTL_DEV_PATH, fd);
+	if (c->has_limit) {
+		memset(&a, 0, sizeof(a));
+		a.ctx_id = c->ctx_id;
+		a.sub_id = c->sub_id;
+		a.op = IOPA_ADMIN_SET_LIMIT;
+		a.limit.limit = c->limit;
+		r = iopa_sub_admin(fd, &a);
+		if (r < 0) {
+			close(fd);
+			return sub_failed(c, "limit", r);
+		}
+	}
+	if (c->has_min || c->has_max || c->has_weight ||
+	    c->policy != IOPA_POLICY_KEEP) {
+		/* The bound not given stays as it is. */
+		r = find_sub(fd, c, &si);
+		if (r < 0) {
+			close(fd);
+			return sub_failed(c, "reading its bounds", r);
+		}
+		memset(&a, 0, sizeof(a));
+		a.ctx_id = c->ctx_id;
+		a.sub_id = c->sub_id;
+		a.op = IOPA_ADMIN_SET_ADAPT;
+		a.adapt.policy = c->policy;
+		a.adapt.min = c->has_min ? c->min : si.state.min;
+		a.adapt.max = c->has_max ? c->max : si.state.max;
+		if (c->has_weight) {
+			a.adapt.flags = IOPA_ADAPT_F_WEIGHT;
+			a.adapt.weight = c->weight;
+		}
+		r = iopa_sub_admin(fd, &a);
+		if (r < 0) {
+			close(fd);
+			return sub_failed(c, "bounds, weight or policy", r);
+		}
+	}
+	close(fd);
+	return CTL_EXIT_OK;
+}
+
 /* ---- set, get ------------------------------------------------------------ */
 
 static void list_assign(const char *what, const struct ctl_assign *a,
@@ -629,6 +718,9 @@ int main(int argc, char **argv)
 		break;
 	case CTL_CMD_METRICS:
 		rc = cmd_metrics(&o);
+		break;
+	case CTL_CMD_SUB:
+		rc = cmd_sub(&o.sub);
 		break;
 	default:
 		fprintf(stderr, "iopactl: no command given\n");

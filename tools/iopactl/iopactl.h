@@ -89,6 +89,35 @@ enum ctl_cmd {
 	CTL_CMD_WATCH,
 	CTL_CMD_TRACE,
 	CTL_CMD_METRICS,
+	CTL_CMD_SUB,
+};
+
+/**
+ * struct ctl_sub_cmd - what `iopactl sub CTX.SUB ...` asks
+ * @ctx_id: the submitter's context
+ * @sub_id: the submitter
+ * @has_limit: limit= given: @limit, 0 for "adapt"
+ * @limit: 1..IOPA_LIMIT_MAX pins, 0 adapts again
+ * @has_min: min= given
+ * @min: lower bound, 0 for none
+ * @has_max: max= given
+ * @max: upper bound, 0 for none
+ * @has_weight: weight= given
+ * @weight: IOPA_WEIGHT_MIN..IOPA_WEIGHT_MAX
+ * @policy: IOPA_POLICY_*, IOPA_POLICY_KEEP if not given
+ */
+struct ctl_sub_cmd {
+	uint32_t	ctx_id;
+	uint32_t	sub_id;
+	int		has_limit;
+	uint32_t	limit;
+	int		has_min;
+	uint32_t	min;
+	int		has_max;
+	uint32_t	max;
+	int		has_weight;
+	uint32_t	weight;
+	uint32_t	policy;
 };
 
 /**
@@ -128,6 +157,7 @@ struct ctl_opts {
 	const char		*get_name;
 	size_t			nr_assign;
 	struct ctl_assign	*assign;
+	struct ctl_sub_cmd	sub;
 };
 
 /*

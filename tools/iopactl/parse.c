@@ -64,7 +64,7 @@ static const char *const ctl_orders[] = {
 static const char *const ctl_features[] = {
 	"ioctl", "poll", "adaptive", "uring_cmd", "order", "list", "bracket",
 	"times", "share", "lease", "borrow", "batch", "uring_batch",
-	"metrics",
+	"metrics", "admin",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -246,6 +246,8 @@ const char ctl_usage_text[] =
 	"                         [-l|--lines | -j|--json]\n"
 	"       iopactl trace [-n|--count N] [-j|--json]\n"
 	"       iopactl metrics [-f|--format openmetrics|prometheus]\n"
+	"       iopactl sub CTX.SUB [limit=N|adapt] [min=N] [max=N] [weight=N]\n"
+	"                           [policy=NAME]\n"
 	"       iopactl -h|--help | -V|--version\n"
 	"\n"
 	"  status     module version, ABI features, tunables, totals and the\n"
@@ -260,6 +262,9 @@ const char ctl_usage_text[] =
 	"  metrics    the totals, shared devices and submitters (root: every\n"
 	"             context) as OpenMetrics text, or Prometheus text 0.0.4\n"
 	"             for node_exporter's textfile collector\n"
+	"  sub        root: pin (limit=N) or free (limit=adapt) the limit of\n"
+	"             any process's submitter, set its bounds, weight or\n"
+	"             policy (CTX.SUB as status shows it)\n"
 	"\n"
 	"  SECONDS may have decimals (0.5) or be given in ms (250ms);\n"
 	"  options take their value joined or apart (-n1, -n 1, --count=1);\n"
@@ -387,6 +392,87 @@ static int parse_opts(int argc, char **argv, const char *shorts,
 	return optind;
 }
 
+/* A number in [lo, hi] for `sub`'s NAME=VALUE; 0 or the usage status. */
+static int sub_number(const char *name, const char *v, uint32_t lo,
+		      uint32_t hi, uint32_t *out, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (ctl_parse_u64(v, &n) || n < lo || n > hi)
+		return fail(err, errlen, "sub: %s=%s: expected %u..%u", name, v,
+			    lo, hi);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* `sub CTX.SUB NAME=VALUE...`: the ids, then what to set. */
+static int parse_sub(char **argv, int argc, struct ctl_sub_cmd *c,
+		     char *err, size_t errlen)
+{
+	const char *dot = strchr(argv[0], '.');
+	uint64_t a, b;
+	char ids[32];
+	int i, r;
+
+	memset(c, 0, sizeof(*c));
+	c->policy = IOPA_POLICY_KEEP;
+	if (!dot || strlen(argv[0]) >= sizeof(ids))
+		return fail(err, errlen,
+			    "sub: '%s': expected CTX.SUB (as iopactl status shows it)",
+			    argv[0]);
+	memcpy(ids, argv[0], (size_t)(dot - argv[0]));
+	ids[dot - argv[0]] = '\0';
+	if (ctl_parse_u64(ids, &a) || ctl_parse_u64(dot + 1, &b) || !a || !b ||
+	    a > UINT32_MAX || b > UINT32_MAX)
+		return fail(err, errlen,
+			    "sub: '%s': expected CTX.SUB (as iopactl status shows it)",
+			    argv[0]);
+	c->ctx_id = (uint32_t)a;
+	c->sub_id = (uint32_t)b;
+	for (i = 1; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : 0;
+		const char *v = eq ? eq + 1 : "";
+
+		r = 0;
+		if (len == 5 && !strncmp(argv[i], "limit", 5)) {
+			c->has_limit = 1;
+			if (!strcmp(v, "adapt"))
+				c->limit = 0;
+			else
+				r = sub_number("limit", v, 1, IOPA_LIMIT_MAX,
+					       &c->limit, err, errlen);
+		} else if (len == 3 && !strncmp(argv[i], "min", 3)) {
+			c->has_min = 1;
+			r = sub_number("min", v, 0, IOPA_LIMIT_MAX, &c->min, err,
+				       errlen);
+		} else if (len == 3 && !strncmp(argv[i], "max", 3)) {
+			c->has_max = 1;
+			r = sub_number("max", v, 0, IOPA_LIMIT_MAX, &c->max, err,
+				       errlen);
+		} else if (len == 6 && !strncmp(argv[i], "weight", 6)) {
+			c->has_weight = 1;
+			r = sub_number("weight", v, IOPA_WEIGHT_MIN,
+				       IOPA_WEIGHT_MAX, &c->weight, err, errlen);
+		} else if (len == 6 && !strncmp(argv[i], "policy", 6)) {
+			int p = ctl_policy_index(v);
+
+			if (p < 0)
+				return fail(err, errlen,
+					    "sub: policy=%s: expected %s", v,
+					    CTL_POLICY_NAMES);
+			c->policy = (uint32_t)p;
+		} else {
+			return fail(err, errlen,
+				    "sub: '%s': expected limit=N|adapt, min=N, max=N, weight=N or policy=NAME",
+				    argv[i]);
+		}
+		if (r)
+			return r;
+	}
+	return CTL_EXIT_OK;
+}
+
 int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 		      char *err, size_t errlen)
 {
@@ -463,6 +549,18 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 				    "metrics: unexpected argument '%s'",
 				    cargv[first]);
 		return CTL_EXIT_OK;
+	}
+
+	if (!strcmp(cmd, "sub")) {
+		o->cmd = CTL_CMD_SUB;
+		first = parse_opts(cargc, cargv, "+", none, o, err, errlen);
+		if (first < 0)
+			return CTL_EXIT_USAGE;
+		if (cargc - first < 2)
+			return fail(err, errlen,
+				    "sub: give CTX.SUB and at least one of limit=, min=, max=, weight=, policy=");
+		return parse_sub(cargv + first, cargc - first, &o->sub, err,
+				 errlen);
 	}
 
 	if (!strcmp(cmd, "set")) {

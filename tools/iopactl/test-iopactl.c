@@ -186,6 +186,25 @@ static void test_cmdline(void)
 		{ { "trace" }, 0, CTL_CMD_TRACE, NULL },
 		{ { "trace", "--count", "1", "--json" }, 0, CTL_CMD_TRACE, NULL },
 		{ { "trace", "--interval", "5" }, 2, 0, "unexpected argument" },
+		{ { "metrics" }, 0, CTL_CMD_METRICS, NULL },
+		{ { "metrics", "--format", "prometheus" }, 0, CTL_CMD_METRICS, NULL },
+		{ { "metrics", "-fopenmetrics" }, 0, CTL_CMD_METRICS, NULL },
+		{ { "metrics", "--format=json" }, 2, 0, "openmetrics or prometheus" },
+		{ { "metrics", "x" }, 2, 0, "unexpected argument 'x'" },
+		{ { "sub" }, 2, 0, "give CTX.SUB" },
+		{ { "sub", "3.1" }, 2, 0, "give CTX.SUB" },
+		{ { "sub", "3.1", "limit=4" }, 0, CTL_CMD_SUB, NULL },
+		{ { "sub", "3.1", "limit=adapt", "min=2", "max=8" }, 0, CTL_CMD_SUB, NULL },
+		{ { "sub", "3.1", "weight=200", "policy=hillclimb" }, 0, CTL_CMD_SUB, NULL },
+		{ { "sub", "3", "limit=4" }, 2, 0, "expected CTX.SUB" },
+		{ { "sub", "0.1", "limit=4" }, 2, 0, "expected CTX.SUB" },
+		{ { "sub", "3.1.2", "limit=4" }, 2, 0, "expected CTX.SUB" },
+		{ { "sub", "3.1", "limit=0" }, 2, 0, "limit=0: expected 1..4096" },
+		{ { "sub", "3.1", "limit=4097" }, 2, 0, "expected 1..4096" },
+		{ { "sub", "3.1", "weight=0" }, 2, 0, "weight=0: expected 1..10000" },
+		{ { "sub", "3.1", "policy=fifo" }, 2, 0, "iopa, hillclimb or bracket" },
+		{ { "sub", "3.1", "limit" }, 2, 0, "expected limit=N|adapt" },
+		{ { "sub", "3.1", "bogus=1" }, 2, 0, "expected limit=N|adapt" },
 		{ { "frob" }, 2, 0, "unknown command 'frob'" },
 	};
 	size_t i;
@@ -248,6 +267,33 @@ static void test_cmdline(void)
 		   "set max_jobs=010 default_policy=iopa: two assignments in order, 010 written as 10 (not octal)");
 		ctl_opts_free(&o);
 	}
+}
+
+/* `sub`: the ids and settings land where they belong. */
+static void test_sub_cmdline(void)
+{
+	char *argv[] = { "iopactl", "sub", "12.7", "limit=adapt", "max=9",
+			 "weight=50", "policy=bracket", NULL };
+	char *argv2[] = { "iopactl", "sub", "4294967295.1", "limit=4096", NULL };
+	char *argv3[] = { "iopactl", "sub", "4294967296.1", "limit=1", NULL };
+	struct ctl_opts o;
+	char err[256];
+
+	ok(ctl_parse_cmdline(7, argv, &o, err, sizeof(err)) == 0 &&
+	   o.sub.ctx_id == 12 && o.sub.sub_id == 7 && o.sub.has_limit &&
+	   o.sub.limit == 0 && !o.sub.has_min && o.sub.has_max &&
+	   o.sub.max == 9 && o.sub.has_weight && o.sub.weight == 50 &&
+	   o.sub.policy == IOPA_POLICY_BRACKET,
+	   "sub 12.7 limit=adapt max=9 weight=50 policy=bracket: each setting, min left alone");
+	ctl_opts_free(&o);
+	ok(ctl_parse_cmdline(4, argv2, &o, err, sizeof(err)) == 0 &&
+	   o.sub.ctx_id == UINT32_MAX && o.sub.limit == 4096 &&
+	   o.sub.policy == IOPA_POLICY_KEEP,
+	   "sub 4294967295.1 limit=4096: the largest ids and limit; policy kept");
+	ctl_opts_free(&o);
+	ok(ctl_parse_cmdline(4, argv3, &o, err, sizeof(err)) == CTL_EXIT_USAGE,
+	   "sub 4294967296.1: a context id beyond 32 bits is refused");
+	ctl_opts_free(&o);
 }
 
 struct as_case {
@@ -382,7 +428,7 @@ static void test_names(void)
 	static const char *const feat[] = { "ioctl", "poll", "adaptive", "uring_cmd",
 					    "order", "list", "bracket", "times", "share",
 					    "lease", "borrow", "batch", "uring_batch",
-					    "metrics", NULL };
+					    "metrics", "admin", NULL };
 	int bad = 0;
 	unsigned int i;
 
@@ -405,7 +451,7 @@ static void test_names(void)
 	   ctl_policy_index("Bracket") < 0,
 	   "policy names: 1 iopa, 2 hillclimb, 3 bracket (IOPA_POLICY_MAX), none beyond");
 	bad = 0;
-	for (i = 0; i < 15; i++) {
+	for (i = 0; i < 16; i++) {
 		const char *n = ctl_feature_name(i);
 
 		if (!n != !feat[i] || (n && strcmp(n, feat[i]))) {
@@ -416,8 +462,9 @@ static void test_names(void)
 	ok(!bad && IOPA_FEAT_BRACKET == 1ULL << 6 && IOPA_FEAT_TIMES == 1ULL << 7 &&
 	   IOPA_FEAT_SHARE == 1ULL << 8 && IOPA_FEAT_LEASE == 1ULL << 9 &&
 	   IOPA_FEAT_BORROW == 1ULL << 10 && IOPA_FEAT_BATCH == 1ULL << 11 &&
-	   IOPA_FEAT_URING_BATCH == 1ULL << 12 && IOPA_FEAT_METRICS == 1ULL << 13,
-	   "feature names: bit 6 bracket ... 11 batch, 12 uring_batch, 13 metrics, none beyond");
+	   IOPA_FEAT_URING_BATCH == 1ULL << 12 && IOPA_FEAT_METRICS == 1ULL << 13 &&
+	   IOPA_FEAT_ADMIN == 1ULL << 14,
+	   "feature names: bit 6 bracket ... 12 uring_batch, 13 metrics, 14 admin, none beyond");
 	ok(strstr(ctl_usage_text, "default_policy iopa|hillclimb|bracket\n") != NULL,
 	   "--help lists the three policies");
 }
@@ -1771,6 +1818,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mkdir(outdir, 0755);
 	test_cmdline();
+	test_sub_cmdline();
 	test_assign();
 	test_messages();
 	test_names();

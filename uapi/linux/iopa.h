@@ -92,6 +92,11 @@
  * service-time histograms.
  */
 #define IOPA_FEAT_METRICS	_BITULL(13)
+/*
+ * Root's commands on any open submitter, by its ids: IOPA_IOC_SUB_ADMIN
+ * (struct iopa_sub_admin).
+ */
+#define IOPA_FEAT_ADMIN		_BITULL(14)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -800,6 +805,37 @@ struct iopa_list {
 	__u64	reserved;
 };
 
+/* struct iopa_sub_admin.op */
+#define IOPA_ADMIN_SET_LIMIT	1	/* IOPA_IOC_SET_LIMIT with @limit */
+#define IOPA_ADMIN_SET_ADAPT	2	/* IOPA_IOC_SET_ADAPT with @adapt */
+
+/**
+ * struct iopa_sub_admin - argument of IOPA_IOC_SUB_ADMIN (context fd)
+ * @ctx_id: the submitter's context, as IOPA_IOC_LIST_SUBMITTERS names it
+ * @sub_id: the submitter within it
+ * @op: IOPA_ADMIN_*
+ * @reserved0: zero
+ * @limit: IOPA_ADMIN_SET_LIMIT: what IOPA_IOC_SET_LIMIT takes (pin, or
+ *	0 to adapt again); else zero
+ * @adapt: IOPA_ADMIN_SET_ADAPT: what IOPA_IOC_SET_ADAPT takes (policy,
+ *	bounds, weight); else zero
+ * @reserved: zero
+ *
+ * Needs CAP_SYS_ADMIN (as IOPA_LIST_F_ALL): the command acts on any
+ * process's submitter, of any context, as the submitter's own fd would;
+ * its owner may change it again.  -ESRCH if there is no such open
+ * submitter (it closed meanwhile).
+ */
+struct iopa_sub_admin {
+	__u32	ctx_id;
+	__u32	sub_id;
+	__u32	op;
+	__u32	reserved0;
+	struct iopa_limit limit;
+	struct iopa_adapt adapt;
+	__u64	reserved[2];
+};
+
 /* sizeof(struct iopa_sub_info) in ABI version 1: without @metrics. */
 #define IOPA_SUB_INFO_SIZE_V1	312
 /* With @metrics (IOPA_FEAT_METRICS). */
@@ -929,6 +965,8 @@ struct iopa_uring_reap {
 /* Context fd: a snapshot of the open submitters; 0 or -errno. */
 #define IOPA_IOC_LIST_SUBMITTERS \
 	_IOWR(IOPA_IOC_MAGIC, 0x04, struct iopa_list)
+/* Context fd, CAP_SYS_ADMIN: a command on any submitter; 0 or -errno. */
+#define IOPA_IOC_SUB_ADMIN	_IOW(IOPA_IOC_MAGIC, 0x05, struct iopa_sub_admin)
 
 /* Submitter fd. */
 #define IOPA_IOC_SUBMIT		_IOW(IOPA_IOC_MAGIC, 0x10, struct iopa_submit)

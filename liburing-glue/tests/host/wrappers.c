@@ -77,6 +77,13 @@ static void each_wrapper(int fd, int want)
 	EXPECT_ERR(want, iopa_complete_and_fetch(fd, 1, 0, &work, 0, 0));
 	CHECK(work.fd == -1);
 	EXPECT_ERR(want, iopa_worker_set_files(fd, NULL, 0));
+	{
+		struct iopa_sub_admin a;
+
+		memset(&a, 0, sizeof(a));
+		a.op = IOPA_ADMIN_SET_LIMIT;
+		EXPECT_ERR(want, iopa_sub_admin(fd, &a));
+	}
 	flags = 777;
 	EXPECT_ERR(want, iopa_work_batch(fd, NULL, 0, &work, 1, 0, 0, &flags));
 	CHECK(flags == 0);	/* the count the (failed) call left: none */
