@@ -217,12 +217,13 @@ long iopa_ctx_sub_admin(void __user *argp)
 	struct iopa_sub_admin a;
 	long ret;
 
+	/* First: the answer to anyone else never depends on the argument. */
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
 	if (a.reserved0 || memchr_inv(a.reserved, 0, sizeof(a.reserved)))
 		return -EINVAL;
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
 	sub = iopa_sub_find_get(a.ctx_id, a.sub_id);
 	if (!sub)
 		return -ESRCH;

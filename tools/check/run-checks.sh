@@ -24,7 +24,7 @@ GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 kernel-layers checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
 	ioctl-number userspace-build libiopa-host iopactl-host bench-report install dkms
-	guest-selftests metrics-guest
+	guest-selftests metrics-guest guest-bpftrace
 	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
 # Not in the default set: `make check-debug` (the kernel with KASAN,
@@ -154,6 +154,21 @@ check_guest_hdd_model() {
 		"$TOP/tools/hdd-model/fio-check.sh" "$TOP/tools/hdd-model/iopa_hdd.ko"
 }
 check_guest_libiopa_6_1() { run_guest_libiopa 6.1 guest-libiopa-6.1; }
+
+# The bpftrace recipe of Documentation/iopa.rst on a workload, in a guest
+# that carries bpftrace (and its LLVM: 1 GiB of memory).
+check_guest_bpftrace() {
+	local ko
+
+	ko=$("$GUEST/build-module.sh" 6.12) || return 1
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$TOP/tools/iopactl" \
+		ctl-load || return 1
+	GUEST_BINS="/usr/bin/fio /usr/sbin/mke2fs /usr/bin/udevadm /usr/bin/trace-cmd /usr/bin/bpftrace" \
+	"$GUEST/run-guest.sh" --series 6.12 --ko "$ko" --mem 1024 \
+		--timeout "$GUEST_TIMEOUT" --log "$LOGDIR/guest-bpftrace.console.log" \
+		--result "$LOGDIR/guest-bpftrace.result" \
+		"$TOP/tools/check/guest-bpftrace.sh" tools/iopactl/ctl-load
+}
 
 # W=1 build against the Debian headers, zero warnings.
 check_kbuild() {
@@ -346,6 +361,7 @@ for c in $CHECKS; do
 		case "$c" in
 		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring examples iopa-sum-check rmmod" ;;
 		guest-hdd-model) steps="hdd-model" ;;
+		guest-bpftrace) steps="bpftrace" ;;
 		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
 			tr '\n' ' ')iopactl trace-cmd rmmod udev-rule kmemleak" ;;
 		*) steps="" ;;

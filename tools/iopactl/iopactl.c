@@ -175,7 +175,7 @@ static int sub_failed(const struct ctl_sub_cmd *c, const char *what, int r)
 {
 	err_msg("sub %u.%u: %s: %s%s", c->ctx_id, c->sub_id, what,
 		strerror(-r),
-		r == -EPERM ? " (needs root: CAP_SYS_ADMIN)" :
+		r == -EPERM || r == -EACCES ? " (needs root: CAP_SYS_ADMIN)" :
 		r == -ESRCH ? " (no such open submitter: see iopactl status)" :
 		r == -ENOTTY ? " (the module has no IOPA_IOC_SUB_ADMIN)" : "");
 	return CTL_EXIT_FAIL;
