@@ -288,6 +288,7 @@ static bool errno_ok(int e)
 	case EPERM: case EACCES: case EOVERFLOW: case EOPNOTSUPP:
 	case ETIME:		/* COMPLETE of a job whose lease ended */
 	case ETOOMANYREFS:	/* the user pins RLIMIT_NOFILE files */
+	case ESRCH:		/* SUB_ADMIN of no open submitter */
 		return true;
 	}
 	return false;
