@@ -479,9 +479,26 @@ static void do_ioctl(char *buf, char *guarded)
 	case IOPA_IOC_SUB_ADMIN: {
 		struct iopa_sub_admin *a = (void *)buf;
 
-		/* ids of the fuzzer's own submitters, mostly */
+		/*
+		 * Mostly an open submitter of ours, as the listing names it
+		 * (other threads may close it meanwhile: ESRCH), else guesses.
+		 */
 		a->ctx_id = below(4) ? 1 + below(8) : val();
 		a->sub_id = below(4) ? 1 + below(4) : val();
+		if (below(4)) {
+			struct iopa_sub_info si;
+			struct iopa_list l = {
+				.subs = (uintptr_t)&si, .nr = 1,
+				.entry_size = sizeof(si),
+			};
+			int c = get_fd(K_CTX);
+
+			if (c >= 0 && !ioctl(c, IOPA_IOC_LIST_SUBMITTERS, &l) &&
+			    l.filled == 1) {
+				a->ctx_id = si.ctx_id;
+				a->sub_id = si.sub_id;
+			}
+		}
 		a->op = below(8) ? 1 + below(2) : val();
 		if (a->op == IOPA_ADMIN_SET_LIMIT) {
 			a->limit.limit = below(8);
