@@ -249,8 +249,7 @@ static long iopa_ioc_work_batch(struct iopa_worker *w, void __user *argp)
 	if (put_user(completed, &ubatch->completed))
 		pr_debug("WORK_BATCH: completed %u, count lost\n", completed);
 	if (ret > 0)
-		ret = iopa_worker_hand_over(w, h, ret, u64_to_user_ptr(arg.work),
-					    false);
+		ret = iopa_worker_hand_over(w, h, ret, u64_to_user_ptr(arg.work));
 	ret = iopa_batch_result(ret, completed, arg.nr_done);
 	if (h != h_stack)
 		kfree(h);

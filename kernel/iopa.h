@@ -197,10 +197,11 @@ struct iopa_sub_metrics {
  * @pending: L: PENDING jobs, oldest first (a requeued job at the head)
  * @done: L: DONE jobs, in completion order
  * @running: L: RUNNING jobs, whichever worker holds them, in the order
- *	they were fetched (so the first is the first whose lease ends)
+ *	their leases started: their dispatch, or for a job served to a
+ *	parked io_uring command its claim (the lease work's order)
  * @lease_ns: L: a job running longer is taken back (0: no lease)
  * @lease_work: takes back the jobs whose lease ended; armed while the
- *	submitter is open, has a lease and a job running
+ *	submitter is open and has a lease, for the next lease to end
  * @rr_node: L: on ctx->runnable iff iopa_sub_dispatchable()
  * @wq: reapers, submitters waiting for room, poll
  * @limit: L: most jobs of this submitter that may be RUNNING
@@ -392,7 +393,22 @@ struct iopa_worker {
  * @io_task: L: the worker thread that fetched the job while RUNNING
  * @io_mark: L: @io_task's block I/O bytes when it fetched the job
  * @submit_ns: L: when it was submitted (ktime_get_ns()), or requeued
- * @fetch_ns: L: when a worker fetched it, 0 while not RUNNING
+ *	after a run (a dispatch given back undone keeps it: its wait goes on)
+ * @fetch_ns: L: when its worker got it (its service time starts), 0 while
+ *	not RUNNING and while on its way to a worker from another task
+ * @handing: L (set), cleared without the lock at the end of the
+ *	hand-over (WRITE_ONCE()): dispatched, on its way to its worker
+ *	(iopa_worker_take_locked() to iopa_worker_hand_over()).  Counted
+ *	against the limit, not yet in service, and no COMPLETE finds it
+ * @served: L: handing, to a parked io_uring command, in @ho, until the
+ *	command's task claims it (iopa_worker_claim()); only the lease takes
+ *	it back meanwhile (iopa_job_unserve()), counted from @serve_ns.
+ *	Once claimed nothing ends it before the hand-over ends
+ * @lent: L: this run was lent the submitter's fd number
+ *	(IOPA_WORK_F_BORROWED): no lease takes it back, since the worker
+ *	keeps using the number until it completes the job
+ * @serve_ns: L: when it was dispatched to a parked command
+ * @ho: L: its place in the command's jobs while @served
  * @ops: L: the front-end that reports the job's end itself (an io_uring
  *	SUBMIT's CQE), or NULL: the end is queued for IOPA_IOC_REAP
  * @orphan: L: its front-end let go of it (an io_uring command was
@@ -425,6 +441,11 @@ struct iopa_kjob {
 	u64			io_mark;	/* L */
 	u64			submit_ns;	/* L */
 	u64			fetch_ns;	/* L */
+	bool			handing;	/* L, cleared unlocked */
+	bool			served;		/* L */
+	bool			lent;		/* L */
+	u64			serve_ns;	/* L */
+	struct iopa_handout	*ho;		/* L */
 	const struct iopa_job_ops *ops;		/* L */
 	bool			orphan;		/* L */
 	struct io_uring_cmd	*ucmd;		/* L */
@@ -441,11 +462,14 @@ struct iopa_kjob {
  *	lent fd: checked already if IOPA_WORK_F_BORROWED is set, else by
  *	the hand-over, in the worker's task
  * @file: a reference on the job's file for the hand-over, or NULL (a
- *	lent fd checked already)
+ *	lent fd checked already, or a served job not claimed yet)
+ * @job: the job, RUNNING and @handing until handed over or given back;
+ *	NULL once the lease took it back from a parked command (L)
  */
 struct iopa_handout {
 	struct iopa_work	work;
 	struct file		*file;
+	struct iopa_kjob	*job;
 };
 
 /* Completions and jobs a batch carries on the stack; more are allocated. */
@@ -695,7 +719,6 @@ long iopa_limit_ioctl(struct iopa_submitter *sub, unsigned int cmd,
 
 /* queue.c */
 void iopa_job_free_list(struct list_head *gc);
-struct iopa_kjob *iopa_dispatch(struct iopa_worker *w, u64 now);
 int iopa_sub_reserve(struct iopa_submitter *sub, u32 want, bool wait);
 int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		  struct list_head *batch, struct iopa_kjob **jobp);
@@ -731,8 +754,9 @@ u32 iopa_worker_take_locked(struct iopa_worker *w, struct iopa_handout *h,
 			    u32 max, bool here);
 void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
 			   u32 n);
+u32 iopa_worker_claim(struct iopa_worker *w, struct iopa_handout *h, u32 n);
 int iopa_worker_hand_over(struct iopa_worker *w, struct iopa_handout *h,
-			  u32 n, struct iopa_work __user *uwork, bool rebind);
+			  u32 n, struct iopa_work __user *uwork);
 long iopa_worker_batch(struct iopa_worker *w, const struct iopa_done *done,
 		       u32 nr_done, struct iopa_handout *h, u32 nr_work,
 		       u32 flags, u64 timeout_ns, u32 *completed);

@@ -440,7 +440,8 @@ static long iopa_limit_set_adapt(struct iopa_submitter *sub,
 	struct iopa_ctl_params p;
 	int ret;
 
-	if ((arg.flags & ~IOPA_ADAPT_F_MASK) || arg.reserved0 || arg.reserved)
+	if ((arg.flags & ~IOPA_ADAPT_F_MASK) ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
 		return -EINVAL;
 	if (arg.policy > IOPA_POLICY_MAX || arg.min > IOPA_LIMIT_MAX ||
 	    arg.max > IOPA_LIMIT_MAX || (arg.max && arg.min > arg.max))

@@ -299,9 +299,9 @@ void iopa_job_free_list(struct list_head *gc)
 /* ---- dispatch --------------------------------------------------------- */
 
 /*
- * The lease of the first running job ends at @end_ns: be there then, not
- * at the time a timer still pending was armed for (a longer lease since
- * changed, with no job running): mod, not queue.
+ * Be at the lease work at @end_ns, not at the time a timer still pending
+ * was armed for (a longer lease since changed, with no job running): mod,
+ * not queue.
  */
 static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
 	__must_hold(&sub->ctx->lock)
@@ -311,18 +311,39 @@ static void iopa_lease_arm(struct iopa_submitter *sub, u64 end_ns, u64 now)
 			 end_ns > now ? nsecs_to_jiffies(end_ns - now) + 1 : 0);
 }
 
-/**
+/*
+ * A run of @sub started at @now: its lease ends at @now + lease.  A work
+ * already pending is for a run that started earlier, so ends earlier
+ * (or for a shorter lease since set): it re-arms itself for the next.
+ */
+static void iopa_lease_start(struct iopa_submitter *sub, u64 now)
+	__must_hold(&sub->ctx->lock)
+{
+	/* Closed: iopa_sub_close() cancelled the work for good. */
+	if (sub->lease_ns && !sub->closed &&
+	    !delayed_work_pending(&sub->lease_work))
+		iopa_lease_arm(sub, now + sub->lease_ns, now);
+}
+
+/*
  * iopa_dispatch() - hand the next job to @w
  * @w: the worker
  * @now: ktime_get_ns(), read once for a batch of jobs
+ * @here: the hand-over runs in the current task, which is the worker's:
+ *	the job's service starts now.  Else (an io_uring fetch served from
+ *	the run queue) the job is served, and its service starts when the
+ *	command's task claims it (iopa_worker_claim())
  *
  * Round-robin over the context's runnable submitters; within each, FIFO
- * or the sweep of IOPA_ORDER_SORTED (order.c).
+ * or the sweep of IOPA_ORDER_SORTED (order.c).  The job is RUNNING from
+ * now, counted against its submitter's limit, and handing until its
+ * hand-over ends.
  *
  * Context: ctx->lock held.
  * Return: the job, now RUNNING and held by @w, or NULL.
  */
-struct iopa_kjob *iopa_dispatch(struct iopa_worker *w, u64 now)
+static struct iopa_kjob *iopa_dispatch(struct iopa_worker *w, u64 now,
+				       bool here)
 	__must_hold(&w->ctx->lock)
 {
 	struct iopa_ctx *ctx = w->ctx;
@@ -338,25 +359,34 @@ struct iopa_kjob *iopa_dispatch(struct iopa_worker *w, u64 now)
 	iopa_job_set_state(job, IOPA_JOB_RUNNING);
 	list_move_tail(&job->node, &w->held);
 	job->worker = w;
+	job->handing = true;
 	w->nr_held++;
 	iopa_stat_add(sub, IOPA_STAT_DISPATCHED, 1);
-	iopa_measure_job_started(job, now);
-	/* The first running job: its lease is the first to end. */
-	if (sub->lease_ns && list_is_singular(&sub->running))
-		iopa_lease_arm(sub, job->fetch_ns + sub->lease_ns,
-			       job->fetch_ns);
+	if (here) {
+		iopa_measure_job_started(job, now);
+	} else {
+		job->served = true;
+		job->serve_ns = now;
+	}
+	iopa_lease_start(sub, now);
 	/* Next turn goes to the next submitter. */
 	list_del_init(&sub->rr_node);
 	iopa_sub_update(sub);
 	return job;
 }
 
-/* Put a RUNNING or NEW job at the head of its submitter's queue. */
+/*
+ * Put a RUNNING job at the head of its submitter's queue.  Its next
+ * dispatch is a new fetch; its wait goes on from submit_ns (the caller
+ * restarts it for a requeue after a run).
+ */
 static void iopa_job_queue_head(struct iopa_kjob *job)
 {
-	/* Its next dispatch is a new fetch: its wait and service start anew. */
 	job->fetch_ns = 0;
-	job->submit_ns = ktime_get_ns();
+	job->handing = false;
+	job->served = false;
+	job->ho = NULL;
+	job->lent = false;
 	if (job->worker) {
 		job->worker->nr_held--;
 		job->worker = NULL;
@@ -497,8 +527,29 @@ static void iopa_job_take_back(struct iopa_kjob *job, u32 why,
 		iopa_stat_add(job->sub, IOPA_STAT_REQUEUED, 1);
 		trace_iopa_job_requeue(job->sub->ctx->id, job->sub->id, job->id,
 				       iopa_trace_tgid(), why);
+		/* A new wait starts: the queue's, until its next run. */
+		job->submit_ns = ktime_get_ns();
 		iopa_job_queue_head(job);
 	}
+}
+
+/*
+ * Undo the dispatch of a job that never reached its worker: back to the
+ * head of its queue, not counted as dispatched nor as requeued, its queue
+ * wait going on; or cancelled if nobody waits for its end.  Either way a
+ * running slot of its submitter is free.
+ */
+static void iopa_job_undispatch(struct iopa_kjob *job, struct list_head *gc)
+	__must_hold(&job->sub->ctx->lock)
+{
+	if (iopa_job_unwanted(job)) {
+		iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
+			     IOPA_STAT_CANCELLED, gc);
+		return;
+	}
+	iopa_stat_add(job->sub, IOPA_STAT_DISPATCHED, -1);
+	iopa_measure_job_given_back(job);
+	iopa_job_queue_head(job);
 }
 
 /* ---- leases ----------------------------------------------------------- */
@@ -507,9 +558,30 @@ static void iopa_job_take_back(struct iopa_kjob *job, u32 why,
 #define IOPA_LEASE_BATCH	64
 
 /*
- * The lease of @sub's first running jobs ended: take them back, as from
+ * A served job's lease ended before its command's task claimed it (a
+ * worker that does not wait on its ring, say): take it out of the
+ * command's jobs, whose hand-over will not see it, and undo its dispatch.
+ */
+static void iopa_job_unserve(struct iopa_kjob *job, struct list_head *gc)
+	__must_hold(&job->sub->ctx->lock)
+{
+	job->ho->job = NULL;	/* holds no file reference yet */
+	iopa_job_undispatch(job, gc);
+}
+
+/*
+ * The lease of some of @sub's running jobs ended: take them back, as from
  * a worker that died (iopa_job_take_back()), each remembered by its
- * worker, whose COMPLETE of it then fails with -ETIME.
+ * worker, whose COMPLETE of it then fails with -ETIME; and be back when
+ * the next lease ends.  A job served to a parked io_uring command that
+ * its task has not claimed is taken back undispatched.  A job whose
+ * hand-over runs is left to it (its lease starts at the latest when it
+ * arrives), and a run lent the submitter's fd number keeps it until its
+ * worker completes it.
+ *
+ * @sub->running is in the order the leases started (dispatch; for a
+ * served job its claim, which moves it to the tail), so the walk stops at
+ * the first lease that has not ended, past those it skips.
  */
 static void iopa_lease_work_fn(struct work_struct *work)
 {
@@ -517,32 +589,52 @@ static void iopa_lease_work_fn(struct work_struct *work)
 						  struct iopa_submitter,
 						  lease_work);
 	struct iopa_ctx *ctx = sub->ctx;
-	u64 now = ktime_get_ns();
-	struct iopa_kjob *job;
+	u64 now = ktime_get_ns(), next = U64_MAX, end;
+	struct iopa_kjob *job, *tmp;
 	unsigned int n = 0;
 	LIST_HEAD(gc);
 
 	iopa_ctx_lock(ctx);
-	while (!sub->closed && sub->lease_ns && !list_empty(&sub->running)) {
-		struct iopa_worker *w;
-		u64 end;
+	if (sub->closed || !sub->lease_ns)
+		goto out;
+	list_for_each_entry_safe(job, tmp, &sub->running, run_node) {
+		struct iopa_worker *w = job->worker;
 
-		job = list_first_entry(&sub->running, struct iopa_kjob,
-				       run_node);
-		end = job->fetch_ns + sub->lease_ns;
-		if (end > now || n == IOPA_LEASE_BATCH) {
-			iopa_lease_arm(sub, n == IOPA_LEASE_BATCH ? now : end,
-				       now);
+		if (job->lent)
+			continue;
+		end = (job->served ? job->serve_ns : job->fetch_ns) +
+		      sub->lease_ns;
+		if (!job->served && READ_ONCE(job->handing)) {
+			/*
+			 * Its hand-over runs (a copy to user memory may
+			 * fault in): look again a lease later at the
+			 * latest, not in a loop.
+			 */
+			next = min(next, max(end, now + sub->lease_ns));
+			continue;
+		}
+		if (end > now) {
+			next = min(next, end);
 			break;
 		}
-		w = job->worker;
+		if (n == IOPA_LEASE_BATCH) {
+			next = now;	/* the rest after the lock was let go */
+			break;
+		}
+		n++;
+		if (job->served) {
+			iopa_job_unserve(job, &gc);
+			continue;
+		}
 		w->expired[w->expired_next++ % IOPA_WORKER_EXPIRED] =
 			iopa_job_run_id(job);
 		iopa_job_take_back(job, IOPA_CQE_F_LEASE_EXPIRED, &gc);
-		n++;
 	}
+	if (next != U64_MAX)
+		iopa_lease_arm(sub, next, now);
 	/* Each job taken back frees a running slot of the submitter. */
 	iopa_kick_workers(ctx, n);
+out:
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 }
@@ -556,8 +648,13 @@ void iopa_sub_set_lease(struct iopa_submitter *sub, u64 lease_ns)
 {
 	iopa_ctx_lock(sub->ctx);
 	sub->lease_ns = lease_ns;
-	/* The running jobs' leases count from their fetch: look now. */
-	if (lease_ns && !list_empty(&sub->running))
+	/*
+	 * The running jobs' leases count from their fetch: look now.  So
+	 * does a work still pending for a longer lease (its jobs are gone):
+	 * iopa_lease_start() leaves a pending work alone.
+	 */
+	if (lease_ns && (!list_empty(&sub->running) ||
+			 delayed_work_pending(&sub->lease_work)))
 		mod_delayed_work(system_wq, &sub->lease_work, 0);
 	iopa_ctx_unlock(sub->ctx);
 }
@@ -1193,7 +1290,9 @@ static int iopa_worker_complete_one(struct iopa_worker *w,
 
 	/* In fetch order: a worker completing in that order finds each first. */
 	list_for_each_entry(job, &w->held, node) {
-		if (iopa_job_run_id(job) != done->job_id)
+		/* One on its way to the worker is not the worker's yet. */
+		if (iopa_job_run_id(job) != done->job_id ||
+		    READ_ONCE(job->handing))
 			continue;
 		iopa_limit_job_done(job, now);
 		trace_iopa_job_complete(job->sub->ctx->id, job->sub->id,
@@ -1302,15 +1401,43 @@ static s32 iopa_lend_fd(const struct iopa_worker *w, const struct file *file,
 }
 
 /*
- * What a worker is told of a job just dispatched to it, in @h.  A job
- * lent to a worker that takes lent fds (IOPA_JOB_F_BORROW,
- * IOPA_WORKER_F_BORROW) carries the submitter's fd in h->work.fd: if
- * the hand-over runs in the current task (@here), the fd to lend is
- * found now (iopa_lend_fd()) and the job needs no file reference; else
- * the hand-over looks.
+ * In the task the job is handed over in, ctx->lock held: lend the job
+ * the submitter's fd, or take a reference on its file for the hand-over.
+ * A job is lent (IOPA_JOB_F_BORROW, to a worker with IOPA_WORKER_F_BORROW)
+ * only where nothing but the run itself can report its end, since the
+ * submitter may close or reuse the number once it sees the end: not
+ * under a lease (set later, it spares lent runs), and not a job whose
+ * io_uring SUBMIT command may be cancelled (that CQE comes at the
+ * cancel, while the run goes on).  Its dispatch event is traced here.
+ */
+static void iopa_job_lend(struct iopa_kjob *job, struct iopa_handout *h)
+	__must_hold(&job->sub->ctx->lock)
+{
+	s32 fd = -1;
+
+	if ((job->flags & IOPA_JOB_F_BORROW) && job->worker->borrow &&
+	    !job->sub->lease_ns && !job->ops && !iopa_job_unwanted(job))
+		fd = iopa_lend_fd(job->worker, job->file, job->ufd);
+	if (fd >= 0) {
+		h->work.fd = fd;
+		h->work.flags |= IOPA_WORK_F_BORROWED;
+		h->file = NULL;
+		job->lent = true;
+	} else {
+		h->file = get_file(job->file);
+	}
+	iopa_trace_dispatch(job);
+}
+
+/*
+ * What a worker is told of a job just dispatched to it, in @h.  Handed
+ * over in the current task (@here): the fd is settled now
+ * (iopa_job_lend()); else the job waits, served, in @h for its command's
+ * task to claim it (iopa_worker_claim()).
  */
 static void iopa_job_work(struct iopa_kjob *job, struct iopa_handout *h,
 			  bool here)
+	__must_hold(&job->sub->ctx->lock)
 {
 	struct iopa_work *work = &h->work;
 
@@ -1322,29 +1449,12 @@ static void iopa_job_work(struct iopa_kjob *job, struct iopa_handout *h,
 	work->fd = -1;
 	if (job->cqe_flags & IOPA_CQE_F_REQUEUED)
 		work->flags |= IOPA_WORK_F_REQUEUED;
-	/*
-	 * Not under a lease: a run taken back would leave its worker with
-	 * the number after the job ended, and the submitter may reuse it.
-	 */
-	if ((job->flags & IOPA_JOB_F_BORROW) && job->worker->borrow &&
-	    !job->sub->lease_ns) {
-		s32 fd = here ? iopa_lend_fd(job->worker, job->file, job->ufd) :
-				-1;
-
-		if (fd >= 0) {
-			work->fd = fd;
-			work->flags |= IOPA_WORK_F_BORROWED;
-			h->file = NULL;
-			iopa_trace_dispatch(job);
-			return;
-		}
-		if (!here)
-			work->fd = job->ufd;
-	}
-	h->file = get_file(job->file);
-	/* Served from another task (io_uring): traced at its rebind. */
+	h->job = job;
+	h->file = NULL;
 	if (here)
-		iopa_trace_dispatch(job);
+		iopa_job_lend(job, h);
+	else
+		job->ho = h;
 }
 
 /**
@@ -1389,7 +1499,7 @@ u32 iopa_worker_take_locked(struct iopa_worker *w, struct iopa_handout *h,
 
 	lockdep_assert_held(&w->ctx->lock);
 	for (n = 0; n < max; n++) {
-		job = iopa_dispatch(w, now);
+		job = iopa_dispatch(w, now, here);
 		if (!job)
 			break;
 		iopa_job_work(job, &h[n], here);
@@ -1397,28 +1507,17 @@ u32 iopa_worker_take_locked(struct iopa_worker *w, struct iopa_handout *h,
 	return n;
 }
 
-/* The job @w holds under @run_id, or NULL; the last dispatched first. */
-static struct iopa_kjob *iopa_worker_find(struct iopa_worker *w, u64 run_id)
-	__must_hold(&w->ctx->lock)
-{
-	struct iopa_kjob *job;
-
-	list_for_each_entry_reverse(job, &w->held, node)
-		if (iopa_job_run_id(job) == run_id)
-			return job;
-	return NULL;
-}
-
 /**
  * iopa_worker_give_back() - give back jobs that could not be handed over
  * @w: the worker they were dispatched to (iopa_worker_take_locked())
- * @h: the jobs; their file references are dropped
+ * @h: the jobs, claimed if they were served; their file references are
+ *	dropped
  * @n: how many
  *
  * Each returns to the head of its queue (or, if its submitter or command
- * went away meanwhile, is cancelled).  They were never the worker's, so
- * they are not counted as dispatched nor as requeued.  The last first,
- * so the queue gets them back in the order they were taken.
+ * went away meanwhile, is cancelled) undispatched (iopa_job_undispatch()).
+ * The last first, so the queue gets them back in the order they were
+ * taken.  Nothing ended them meanwhile: they were handing.
  */
 void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
 			   u32 n)
@@ -1434,17 +1533,12 @@ void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
 
 	iopa_ctx_lock(ctx);
 	while (n--) {
-		job = iopa_worker_find(w, h[n].work.job_id);
-		if (!job)
-			continue;	/* its lease ended meanwhile */
-		if (iopa_job_unwanted(job)) {
-			iopa_job_end(job, -ECANCELED, IOPA_CQE_F_CANCELED,
-				     IOPA_STAT_CANCELLED, &gc);
+		job = h[n].job;
+		/* Cannot happen: nothing else moves a job being handed over. */
+		if (WARN_ON_ONCE(job->worker != w || !job->handing ||
+				 job->served))
 			continue;
-		}
-		iopa_stat_add(job->sub, IOPA_STAT_DISPATCHED, -1);
-		iopa_measure_job_given_back(job);
-		iopa_job_queue_head(job);
+		iopa_job_undispatch(job, &gc);
 		back++;
 	}
 	iopa_kick_workers(ctx, back);
@@ -1452,59 +1546,71 @@ void iopa_worker_give_back(struct iopa_worker *w, struct iopa_handout *h,
 	iopa_job_free_list(&gc);
 }
 
-/*
- * The jobs of @h were dispatched in another task (an io_uring fetch
- * served from the run queue): their I/O from now on is the current
- * task's.
+/**
+ * iopa_worker_claim() - the jobs served to a parked io_uring command
+ *	reach its task
+ * @w: the worker they were dispatched to (iopa_worker_take_locked())
+ * @h: the jobs as served; compacted to those still there
+ * @n: how many were served
+ *
+ * Those the lease took back meanwhile (iopa_job_unserve()) are gone from
+ * @h.  The others are the current task's from now: their service, their
+ * lease and their I/O start now, and a lent fd is looked up in this
+ * task's table (iopa_job_lend()).  Then hand them over or give them back.
+ *
+ * Return: how many are left in @h (the first ones, in order).
  */
-static void iopa_worker_rebind(struct iopa_worker *w,
-			       const struct iopa_handout *h, u32 n)
+u32 iopa_worker_claim(struct iopa_worker *w, struct iopa_handout *h, u32 n)
 {
 	struct iopa_kjob *job;
+	u32 i, k = 0;
+	u64 now;
 
 	iopa_ctx_lock(w->ctx);
-	while (n--) {
-		job = iopa_worker_find(w, h[n].work.job_id);
-		if (job) {
-			iopa_measure_job_started(job, 0);	/* fetch_ns set */
-			iopa_trace_dispatch(job);
-		}
+	/* Read under the lock: @sub->running stays in lease order. */
+	now = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		job = h[i].job;
+		if (!job)
+			continue;
+		job->served = false;
+		job->ho = NULL;
+		/* Its lease starts now: in lease order, the latest. */
+		list_move_tail(&job->run_node, &job->sub->running);
+		iopa_measure_job_started(job, now);
+		iopa_lease_start(job->sub, now);
+		if (k != i)
+			h[k] = h[i];
+		iopa_job_lend(job, &h[k]);
+		k++;
 	}
 	iopa_ctx_unlock(w->ctx);
+	return k;
 }
 
 /**
  * iopa_worker_hand_over() - give dispatched jobs to the calling task
  * @w: the worker they were dispatched to (iopa_worker_take_locked())
- * @h: the jobs; their file references are dropped
+ * @h: the jobs (claimed, if they were served); their file references are
+ *	dropped
  * @n: how many
  * @uwork: where the worker reads them, an array of @n
- * @rebind: they were dispatched in another task
  *
  * Fields first, the fds last (installed in the current task's file
  * table), so no fd is ever installed for a job the worker does not get.
- * A lent fd is handed over as is if it names the job's file here.  The
- * jobs not handed over go back to the head of their queue.
+ * A lent fd was looked up already.  The jobs not handed over go back to
+ * the head of their queue.  Those handed over are the worker's from the
+ * end: COMPLETE finds them, the lease may take them back.
  *
  * Return: how many were handed over (the first ones), or a negative
  * errno (-EFAULT, -EMFILE, an LSM's refusal) if none was.
  */
 int iopa_worker_hand_over(struct iopa_worker *w, struct iopa_handout *h,
-			  u32 n, struct iopa_work __user *uwork, bool rebind)
+			  u32 n, struct iopa_work __user *uwork)
 {
 	u32 i, given = 0;
 	int ret = 0;
 
-	for (i = 0; i < n; i++) {
-		struct iopa_work *work = &h[i].work;
-
-		/* Lent, not checked yet (dispatched in another task). */
-		if (h[i].file && work->fd >= 0) {
-			work->fd = iopa_lend_fd(w, h[i].file, work->fd);
-			if (work->fd >= 0)
-				work->flags |= IOPA_WORK_F_BORROWED;
-		}
-	}
 	for (i = 0; i < n; i++) {
 		if (copy_to_user(&uwork[i], &h[i].work, sizeof(h[i].work))) {
 			ret = -EFAULT;
@@ -1522,11 +1628,12 @@ int iopa_worker_hand_over(struct iopa_worker *w, struct iopa_handout *h,
 	}
 	if (given < n)
 		iopa_worker_give_back(w, h + given, n - given);
-	if (rebind && given)
-		iopa_worker_rebind(w, h, given);
-	for (i = 0; i < given; i++)
+	for (i = 0; i < given; i++) {
+		/* The worker's now: the job may end (and go) at once. */
+		WRITE_ONCE(h[i].job->handing, false);
 		if (h[i].file)
 			fput(h[i].file);
+	}
 	return given ? given : ret;
 }
 
@@ -1737,7 +1844,7 @@ long iopa_worker_fetch(struct iopa_worker *w, const struct iopa_fetch *arg,
 	}
 	if (ret < 0)
 		return ret;
-	ret = iopa_worker_hand_over(w, &h, 1, uwork, false);
+	ret = iopa_worker_hand_over(w, &h, 1, uwork);
 	return ret < 0 ? ret : 0;
 }
 

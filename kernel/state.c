@@ -92,7 +92,8 @@ static void iopa_sub_info_fill(struct iopa_submitter *sub,
 	lockdep_assert_held(&ctx->lock);
 	info->ctx_id = ctx->id;
 	info->sub_id = sub->id;
-	info->pid = pid_vnr(sub->pid);
+	/* Its number once it exited may be another process's by now. */
+	info->pid = pid_has_task(sub->pid, PIDTYPE_TGID) ? pid_vnr(sub->pid) : 0;
 	info->ctx_workers = ctx->nr_workers;
 	info->ctx_waiting = ctx->nr_waiting;
 	strscpy(info->comm, sub->comm, sizeof(info->comm));

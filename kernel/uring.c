@@ -19,17 +19,22 @@
  *   task, from task work, exactly as the ioctl does.
  *
  * Going away.  On kernels with cancelable commands (6.7+) both kinds are
- * marked cancelable: io_uring's cancel at ring or task exit (or exec)
- * completes a parked fetch with -ECANCELED, and a SUBMIT with -ECANCELED
+ * marked cancelable: io_uring's cancel when the ring closes or its task
+ * execs (not when one thread exits: its commands stay, and complete later
+ * from io_uring's fallback work) completes a parked fetch with
+ * -ECANCELED (a WORK_BATCH whose completions took effect: 0), and a
+ * SUBMIT with -ECANCELED
  * too, detaching it from its job (iopa_uring_detach()): a pending job
  * is cancelled; a running one is not preempted but runs on for nobody
  * (an orphan), its worker's COMPLETE accepted, and is cancelled instead
- * of requeued if its worker dies.  (IORING_OP_ASYNC_CANCEL does not
- * reach uring_cmd requests.)  A fetch whose ring is closing is never
- * handed a job, even before that cancel runs.  Without cancelable
- * commands (6.1), a monitor looks every IOPA_URING_MONITOR_MS, while any
- * command is outstanding, for commands whose task is exiting or exec'ing
- * or whose ring is closing, and does the same, as ublk did before 6.7.
+ * of requeued if its worker dies.  Since that CQE comes while the run
+ * goes on, a SUBMIT's job is never lent the submitter's fd number.
+ * (IORING_OP_ASYNC_CANCEL does not reach uring_cmd requests.)  A fetch
+ * whose ring is closing is never handed a job, even before that cancel
+ * runs.  Without cancelable commands (6.1), a monitor looks every
+ * IOPA_URING_MONITOR_MS, while any command is outstanding, for commands
+ * whose task is exec'ing or whose ring is closing, and does the same, as
+ * ublk did before 6.7: the same program gets the same CQEs on both.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,6 +62,10 @@ static bool iopa_uring_ring_dying(struct io_uring_cmd *cmd)
 	return percpu_ref_is_dying(&cmd_to_io_kiocb(cmd)->ctx->refs);
 }
 
+/* The command area of an SQE of a ring set up with IORING_SETUP_SQE128. */
+#define IOPA_SQE128_CMD_LEN	(2 * sizeof(struct io_uring_sqe) - \
+				 offsetof(struct io_uring_sqe, cmd))
+
 /* The command area of the SQE, valid only while the command is issued. */
 static const void *iopa_uring_payload(const struct io_uring_cmd *cmd)
 {
@@ -78,10 +87,12 @@ static const void *iopa_uring_payload(const struct io_uring_cmd *cmd)
  * @max: jobs it may take: the places it holds while parked
  *	(w->nr_parked)
  * @n: jobs dispatched to it, in @h (from dispatch to hand-over)
+ * @completed: completions of its issue that took effect
+ * @nr_done: completions its issue asked for
  * @batch: a WORK_BATCH, whose CQE says how many jobs it got; a FETCH's
  *	says 0
  * @parked: L: waiting for jobs
- * @h: the jobs, each with its file referenced
+ * @h: the jobs: served, then claimed (iopa_worker_claim()) and handed over
  */
 struct iopa_ufetch {
 	struct list_head	node;
@@ -91,6 +102,8 @@ struct iopa_ufetch {
 	struct task_struct	*task;
 	u32			max;
 	u32			n;
+	u32			completed;
+	u32			nr_done;
 	bool			batch;
 	bool			parked;
 	struct iopa_handout	h[] __counted_by(max);
@@ -190,7 +203,9 @@ static void iopa_uring_monitor_arm(void)
 static void iopa_uring_watch(struct io_uring_cmd *cmd,
 			     struct task_struct **task)
 {
-	*task = get_task_struct(cmd_to_io_kiocb(cmd)->task);
+	/* A fetch parks again after its jobs went back: watched already. */
+	if (!*task)
+		*task = get_task_struct(cmd_to_io_kiocb(cmd)->task);
 	iopa_uring_monitor_arm();
 }
 #endif
@@ -301,8 +316,14 @@ static int iopa_uring_submit(struct iopa_submitter *sub,
 	 */
 	if ((issue_flags & IO_URING_F_NONBLOCK) && iopa_order_may_block(sub))
 		return -EAGAIN;
-	/* The SQE is the user's: copy it once, then check the copy. */
+	/*
+	 * The SQE is the user's: copy it once, then check the copy.  The
+	 * rest of the 80-byte command area must be zero, room for later.
+	 */
 	memcpy(&desc, iopa_uring_payload(cmd), sizeof(desc));
+	if (memchr_inv(iopa_uring_payload(cmd) + sizeof(desc), 0,
+		       IOPA_SQE128_CMD_LEN - sizeof(desc)))
+		return -EINVAL;
 	ret = iopa_sub_reserve(sub, 1, false);
 	if (ret == -EAGAIN) {
 		/*
@@ -472,7 +493,8 @@ static int iopa_uring_reap(struct iopa_submitter *sub,
 	LIST_HEAD(taken);
 
 	memcpy(&arg, iopa_uring_payload(cmd), sizeof(arg));
-	if (!arg.nr || arg.nr > IOPA_BATCH_MAX || !arg.min || arg.min > arg.nr)
+	if (arg.flags || !arg.nr || arg.nr > IOPA_BATCH_MAX || !arg.min ||
+	    arg.min > arg.nr)
 		return -EINVAL;
 	ur = kzalloc(sizeof(*ur), GFP_KERNEL_ACCOUNT);
 	if (!ur)
@@ -586,49 +608,59 @@ static void iopa_ufetch_free(struct iopa_ufetch *uf)
 	kfree(uf);
 }
 
-/* What the CQE of @uf says after handing over: see iopa_ufetch. */
+/*
+ * What the CQE of @uf says, @ret being the jobs handed over or an errno:
+ * a FETCH's 0 for its job; a WORK_BATCH's the jobs, or, where its
+ * completions all took effect, 0 for a fetch part that failed
+ * (iopa_batch_result(), the ioctl's rule), whenever that failure comes:
+ * at the issue, at the hand-over from task work, or at a cancel.
+ */
 static int iopa_ufetch_res(const struct iopa_ufetch *uf, int ret)
 {
-	return ret > 0 && !uf->batch ? 0 : ret;
+	if (!uf->batch)
+		return ret > 0 ? 0 : ret;
+	return iopa_batch_result(ret, uf->completed, uf->nr_done);
 }
 
-/*
- * What the CQE of @uf says at its issue, @completed of @nr_done
- * completions done: a WORK_BATCH's follows iopa_batch_result().
- */
-static int iopa_ufetch_final(const struct iopa_ufetch *uf, int ret,
-			     u32 completed, u32 nr_done)
-{
-	ret = iopa_ufetch_res(uf, ret);
-	return uf->batch ? iopa_batch_result(ret, completed, nr_done) : ret;
-}
+static int iopa_ufetch_issue(struct iopa_ufetch *uf,
+			     const struct iopa_done *done, u32 nr_done,
+			     u32 flags, u32 __user *ucompleted,
+			     unsigned int issue_flags);
 
 /*
- * In the ring's task: install the fds, write the work, post the CQE; or,
- * for a command iopa_uring_serve() gave no job, just post -ECANCELED.
+ * In the ring's task: claim the jobs served (those the lease left), install
+ * the fds, write the work, post the CQE.  A command that was served no
+ * job (its ring is closing) posts -ECANCELED.  One whose every job the
+ * lease took back meanwhile is issued again, here: it takes what can be
+ * dispatched now, or parks again, as if it had never been served.
  */
 static void iopa_uring_fetch_tw(struct io_uring_cmd *cmd,
 				unsigned int issue_flags)
 {
 	struct iopa_ufetch *uf = iopa_pdu(cmd)->uf;
-	int ret = -ECANCELED;
+	bool gone;
+	int ret;
+	u32 n;
 
-	if (!uf->n)
-		goto out_done;
 	/*
-	 * No fd table to install into (a dying task, a fallback worker), or
-	 * nobody to read the CQE (a closing ring): the jobs go back.
+	 * No fd table to install into (a dying or exec'ing task, a fallback
+	 * worker), or nobody to read the CQE (a closing ring).
 	 */
-	if ((current->flags & (PF_EXITING | PF_KTHREAD)) ||
-	    iopa_uring_ring_dying(cmd))
-		iopa_worker_give_back(uf->w, uf->h, uf->n);
-	else
-		ret = iopa_ufetch_res(uf, iopa_worker_hand_over(uf->w, uf->h,
-								uf->n,
-								uf->uwork,
-								true));
-out_done:
-	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	gone = (current->flags & (PF_EXITING | PF_KTHREAD)) ||
+	       current->in_execve || iopa_uring_ring_dying(cmd);
+	n = uf->n ? iopa_worker_claim(uf->w, uf->h, uf->n) : 0;
+	if (!n && uf->n && !gone) {
+		iopa_ufetch_issue(uf, NULL, 0, 0, NULL, issue_flags);
+		return;
+	}
+	if (!n || gone) {
+		if (n)
+			iopa_worker_give_back(uf->w, uf->h, n);
+		ret = -ECANCELED;
+	} else {
+		ret = iopa_worker_hand_over(uf->w, uf->h, n, uf->uwork);
+	}
+	io_uring_cmd_done(cmd, iopa_ufetch_res(uf, ret), 0, issue_flags);
 	iopa_ufetch_free(uf);
 }
 
@@ -676,6 +708,8 @@ static void iopa_ufetch_tell(u32 __user *ucompleted, u32 completed)
  * a WORK_BATCH's count goes to @ucompleted, NULL for the others), then
  * hand @uf jobs here, in the issuing task, if any can be dispatched; or
  * park it for iopa_uring_serve().  @uf is the command's from now on.
+ * With @done NULL (and @nr_done 0): the same command again, in its task,
+ * after the jobs served to it went back.
  *
  * Return: -EIOCBQUEUED (the CQE was posted, or will be).
  */
@@ -697,6 +731,11 @@ static int iopa_ufetch_issue(struct iopa_ufetch *uf,
 
 	iopa_ctx_lock(ctx);
 	completed = iopa_worker_complete_locked(w, done, nr_done, &gc, &ret);
+	/* Issued again (iopa_uring_fetch_tw()): its first issue's count. */
+	if (done) {
+		uf->completed = completed;
+		uf->nr_done = nr_done;
+	}
 	if (ret || !uf->max)
 		goto out_done;
 	for (;;) {
@@ -740,11 +779,10 @@ hand_over:
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	iopa_ufetch_tell(ucompleted, completed);
-	ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork, false);
+	ret = iopa_worker_hand_over(w, uf->h, uf->n, uf->uwork);
 	/* Done (off the cancelable list) before pdu->uf goes. */
-	io_uring_cmd_done(cmd, iopa_ufetch_final(uf, ret, completed, nr_done),
-			  0, issue_flags);
-	kfree(uf);
+	io_uring_cmd_done(cmd, iopa_ufetch_res(uf, ret), 0, issue_flags);
+	iopa_ufetch_free(uf);
 	return -EIOCBQUEUED;
 
 out_done:
@@ -752,9 +790,8 @@ out_done:
 	iopa_ctx_unlock(ctx);
 	iopa_job_free_list(&gc);
 	iopa_ufetch_tell(ucompleted, completed);
-	io_uring_cmd_done(cmd, iopa_ufetch_final(uf, ret, completed, nr_done),
-			  0, issue_flags);
-	kfree(uf);
+	io_uring_cmd_done(cmd, iopa_ufetch_res(uf, ret), 0, issue_flags);
+	iopa_ufetch_free(uf);
 	return -EIOCBQUEUED;
 }
 
@@ -833,7 +870,8 @@ static void iopa_uring_fetch_cancel(struct iopa_worker *w,
 	iopa_ctx_unlock(ctx);
 	if (!parked)
 		return;		/* being handed a job: its CQE is on the way */
-	io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+	io_uring_cmd_done(cmd, iopa_ufetch_res(uf, -ECANCELED), 0,
+			  issue_flags);
 	iopa_ufetch_free(uf);
 }
 
@@ -895,11 +933,17 @@ int iopa_uring_sub_cmd(struct iopa_submitter *sub, struct io_uring_cmd *cmd,
 }
 
 #ifndef IOPA_HAVE_URING_CANCEL
-/* The task will never reap its commands' CQEs: exiting, exec, killed. */
+/*
+ * The task's exec cancels its commands, as io_uring_task_cancel() does
+ * on 6.7+ (and waits for them: the monitor must complete them).  A
+ * thread that exits does not: its ring and whoever reaps it live on, and
+ * its commands complete later from io_uring's fallback work, as on 6.7+,
+ * where a thread's exit cancels no command.  A ring that closes (the
+ * last of its process's references gone) is iopa_uring_ring_dying()'s.
+ */
 static bool iopa_uring_task_gone(struct task_struct *t)
 {
-	return (t->flags & PF_EXITING) || t->in_execve ||
-	       fatal_signal_pending(t);
+	return t->in_execve;
 }
 
 /*
@@ -989,7 +1033,7 @@ static unsigned int iopa_uring_monitor_batch(struct iopa_ctx *ctx,
 }
 
 /*
- * Without cancelable commands: complete the commands of exiting tasks
+ * Without cancelable commands: complete the commands of exec'ing tasks
  * and closing rings (parked fetches; SUBMITs, whose jobs are detached as
  * io_uring's cancel does on 6.7+: a pending job is cancelled, a running
  * one runs on for nobody), or the task's io_uring exit would wait for
@@ -1040,9 +1084,11 @@ static void iopa_uring_monitor_fn(struct work_struct *work)
 			list_for_each_entry_safe(uf, tmp, &dead, node) {
 				struct io_uring_cmd *cmd = uf->cmd;
 
+				int res = iopa_ufetch_res(uf, -ECANCELED);
+
 				iopa_ufetch_free(uf);
 				/* Not under uring_lock: say so, as ublk did. */
-				io_uring_cmd_done(cmd, -ECANCELED, 0,
+				io_uring_cmd_done(cmd, res, 0,
 						  IO_URING_F_UNLOCKED);
 			}
 			list_for_each_entry_safe(ur, urtmp, &dead_reapers,

@@ -648,14 +648,11 @@ TEST_F(aabi, set_adapt_flags_reserved)
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
 	a.flags = 1U << 31;
 	EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a));
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < IOPA_ARRAY_SIZE(a.reserved); i++) {
 		memset(&a, 0, sizeof(a));
 		a.policy = IOPA_POLICY_IOPA;
 		a.min = 2;
-		if (i)
-			a.reserved = 1ULL << 63;
-		else
-			a.reserved0 = 1;
+		a.reserved[i] = i ? 1U << 31 : 1;
 		EXPECT_EQ(-EINVAL, iopa_ioctl(self->sub, IOPA_IOC_SET_ADAPT, &a))
 			TH_LOG("reserved %u != 0 accepted", i);
 	}

@@ -560,6 +560,52 @@ TEST_F(batch, borrow_not_under_lease)
 	close(w.fd);
 }
 
+/*
+ * A lease set after a job was lent does not take the lent run back: the
+ * worker uses the submitter's number until it completes the job, so the
+ * submitter must not see the job end before that (Core round 2, item 1:
+ * the lease used to end it, the submitter reaped -ECANCELED, closed the
+ * fd and opened another file at its number, and the worker's write
+ * through the number landed there).
+ */
+TEST_F(batch, lent_run_not_taken_back_by_later_lease)
+{
+	struct iopa_cqe cqe;
+	struct iopa_work w;
+
+	ASSERT_EQ(1, submit_flags(self->sub, self->file, 1, 1,
+				  IOPA_JOB_F_BORROW | IOPA_JOB_F_NO_REQUEUE));
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	ASSERT_EQ(IOPA_WORK_F_BORROWED, w.flags);
+	ASSERT_EQ(self->file, w.fd);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, IOPA_MS_NS(1)));
+	/* 50 leases long: no completion comes while the worker holds it */
+	EXPECT_EQ(0, iopa_poll1(self->sub, POLLIN, 50));
+	EXPECT_EQ(-EAGAIN, iopa_reap_nb(self->sub, &cqe, 1));
+	EXPECT_EQ(0, iopa_complete(self->wrk, w.job_id, 5));
+	ASSERT_EQ(1, iopa_reap_nb(self->sub, &cqe, 1));
+	EXPECT_EQ(5, cqe.res);
+	EXPECT_EQ(0U, cqe.flags);
+}
+
+/* A run that was not lent is still taken back by a later lease. */
+TEST_F(batch, unlent_run_taken_back_by_later_lease)
+{
+	struct iopa_cqe cqe;
+	struct iopa_work w;
+
+	ASSERT_EQ(1, submit_flags(self->sub, self->file, 1, 1,
+				  IOPA_JOB_F_NO_REQUEUE));
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	ASSERT_EQ(0U, w.flags);
+	close(w.fd);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, IOPA_MS_NS(1)));
+	ASSERT_EQ(1, iopa_reap_one(self->sub, &cqe));
+	EXPECT_EQ(-ECANCELED, cqe.res);
+	EXPECT_EQ(IOPA_CQE_F_CANCELED | IOPA_CQE_F_LEASE_EXPIRED, cqe.flags);
+	EXPECT_EQ(-ETIME, iopa_complete(self->wrk, w.job_id, 0));
+}
+
 TEST_F(batch, nonblock_eagain_and_timeout)
 {
 	int64_t t0 = iopa_now_ns(), dt;

@@ -231,6 +231,78 @@ TEST_F(metrics, given_back_dispatch_not_counted)
 	EXPECT_EQ(1ULL, hist_sum(info.metrics.svc_hist));
 }
 
+/*
+ * A dispatch given back undone does not restart the job's queue wait:
+ * its one wait counts from submission (Core round 2, item 4: the
+ * give-back used to reset it, and the 60 ms before it vanished).
+ */
+TEST_F(metrics, given_back_dispatch_keeps_wait)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct iopa_sub_info info;
+	struct iopa_fetch *f;
+
+	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 32));
+	sleep_ms(60);		/* the measured wait itself */
+	f = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, f);
+	memset(f, 0, sizeof(*f));
+	f->flags = IOPA_FETCH_F_NONBLOCK;
+	ASSERT_EQ(0, mprotect(f, pg, PROT_READ));
+	ASSERT_EQ(-EFAULT, iopa_ioctl(self->wrk, IOPA_IOC_FETCH, f));
+	munmap(f, pg);
+	ASSERT_EQ(0, iopa_run_one(self->wrk, 0, NULL));
+	ASSERT_EQ(0, my_info(self, &info));
+	EXPECT_EQ(1ULL, hist_sum(info.metrics.wait_hist));
+	EXPECT_LE(60000ULL, (unsigned long long)info.metrics.wait_us);
+}
+
+/*
+ * The listing's pid of a submitter whose creator exited and was reaped
+ * is 0, not the old number, which may be another process's by now
+ * (Core round 2, item 7).  The creator's is its own while it lives.
+ */
+TEST_F(metrics, pid_of_exited_creator_is_zero)
+{
+	struct iopa_sub_info info[4];
+	struct iopa_list l = {
+		.subs = (uintptr_t)info, .nr = 4,
+		.entry_size = sizeof(info[0]),
+	};
+	int sv[2], sfd = -1, st;
+	bool found = false;
+	uint32_t i;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = iopa_submitter_create(self->ctx, 2);
+
+		_exit(fd < 0 || iopa_send_fd(sv[1], fd) ? 1 : 0);
+	}
+	sfd = iopa_recv_fd(sv[0]);
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l));
+	for (i = 0; i < l.filled; i++) {
+		if (info[i].sub_id == 1) {
+			EXPECT_EQ(getpid(), info[i].pid);
+		} else {
+			EXPECT_EQ(0, info[i].pid);
+			found = true;
+		}
+	}
+	EXPECT_TRUE(found);
+	close(sfd);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* A cancelled job is not a failure, and has no service time. */
 TEST_F(metrics, cancel_is_not_a_failure)
 {

@@ -586,6 +586,35 @@ TEST_F(uring, submit_bad_reserved)
 	io_uring_queue_exit(&r);
 }
 
+/*
+ * The 80-byte command area of a SUBMIT past its struct iopa_job must be
+ * zero: room for later, refused if set (Core round 2, item 12).
+ */
+TEST_F(uring, submit_sqe128_tail_not_zero)
+{
+	unsigned char area[80];
+	struct io_uring r;
+	struct iopa_job j;
+	size_t off;
+
+	ASSERT_EQ(0, ring_init(&r, 4, true));
+	iopa_job_init(&j, self->file, 1);
+	for (off = sizeof(j); off < sizeof(area); off += 13) {
+		memset(area, 0, sizeof(area));
+		memcpy(area, &j, sizeof(j));
+		area[off] = 1;
+		EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub,
+					    IOPA_URING_CMD_SUBMIT, area,
+					    sizeof(area), off))
+			TH_LOG("byte %zu of the command area", off);
+	}
+	area[sizeof(area) - 1] = 0x80;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_SUBMIT,
+				    area, sizeof(area), 99));
+	ASSERT_NO_JOBS(self->ctx);
+	io_uring_queue_exit(&r);
+}
+
 TEST_F(uring, submit_bad_fd)
 {
 	struct io_uring r;
@@ -2132,6 +2161,258 @@ TEST_F_TIMEOUT(uring, requeued_submit_task_exit, 60)
 #define MIX_JOBS	4
 #define MIX_B		1000ULL	/* user_data base of the io_uring submitter */
 
+/* ---- Core round 2: lent numbers, the hand-over limbo, thread exit ------ */
+
+/*
+ * A job submitted by an io_uring SUBMIT is never lent the submitter's fd
+ * number: io_uring may cancel the command (ring close, exec) and post
+ * its CQE while the run goes on, and the submitter may then close or
+ * reuse the number (Core round 2, item 1).
+ */
+TEST_F(uring, submit_job_not_lent)
+{
+	struct iopa_worker_create c = { .flags = IOPA_WORKER_F_BORROW };
+	struct io_uring_cqe cqe;
+	struct iopa_features f;
+	struct io_uring r;
+	struct iopa_work w;
+	struct iopa_job j;
+	int bw;
+
+	ASSERT_EQ(0, iopa_get_features(self->ctx, &f));
+	if (!(f.features & IOPA_FEAT_BORROW))
+		SKIP(return, "no IOPA_FEAT_BORROW");
+	bw = iopa_ioctl(self->ctx, IOPA_IOC_WORKER_CREATE, &c);
+	ASSERT_LE(0, bw);
+	ASSERT_EQ(0, ring_init(&r, 4, true));
+	iopa_job_init(&j, self->file, 9);
+	j.flags = IOPA_JOB_F_BORROW;
+	ASSERT_EQ(0, ring_submit_job(&r, self->sub, &j, 0x99));
+	ASSERT_EQ(0, iopa_fetch_nb(bw, &w));
+	EXPECT_EQ(0U, w.flags);
+	EXPECT_NE(self->file, w.fd);
+	EXPECT_EQ(1, same_inode(self->file, w.fd));
+	close(w.fd);
+	ASSERT_EQ(0, iopa_complete(bw, w.job_id, 4));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	EXPECT_EQ(0x99ULL, cqe.user_data);
+	EXPECT_EQ(4, cqe.res);
+	io_uring_queue_exit(&r);
+	close(bw);
+}
+
+/* The submitter's entry (sub_id 1) in the context's listing. */
+static int first_sub_info(int ctx, struct iopa_sub_info *out)
+{
+	struct iopa_sub_info info[4];
+	struct iopa_list l = {
+		.subs = (uintptr_t)info, .nr = 4,
+		.entry_size = sizeof(info[0]),
+	};
+	uint32_t i;
+	int r;
+
+	r = iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l);
+	if (r < 0)
+		return r;
+	for (i = 0; i < l.filled; i++) {
+		if (info[i].sub_id == 1) {
+			*out = info[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* A DEFER_TASKRUN ring: its task work runs only when it waits on it. */
+static int ring_init_deferred(struct io_uring *r)
+{
+	memset(r, 0, sizeof(*r));
+	return io_uring_queue_init(4, r, IORING_SETUP_SINGLE_ISSUER |
+				   IORING_SETUP_DEFER_TASKRUN);
+}
+
+/*
+ * A job dispatched to a parked FETCH waits in the ring's task work (on a
+ * DEFER_TASKRUN ring, until the worker next waits on the ring): served,
+ * not in service.  Its lease counts from there; if it ends first the job
+ * goes back to the queue undispatched (not cancelled, not requeued: it
+ * never ran), and the FETCH, when its task runs, is issued again: here
+ * it takes the same job, as a first run (Core round 2, item 2: the job
+ * used to be reported cancelled, and handed over anyway).
+ */
+TEST_F_TIMEOUT(uring, served_fetch_lease_takes_job_back_undispatched, 60)
+{
+	struct iopa_sub_info info;
+	struct io_uring_cqe cqe;
+	struct iopa_stats st;
+	struct io_uring r;
+	struct iopa_work w;
+	struct iopa_cqe c;
+	int ret;
+
+	ret = ring_init_deferred(&r);
+	if (ret == -EINVAL)
+		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, IOPA_MS_NS(100)));
+	ASSERT_EQ(0, ring_prep_fetch(&r, self->wrk, IOPA_URING_CMD_FETCH, &w,
+				     0, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));	/* parks: nothing queued */
+	ASSERT_EQ(1, iopa_submit_one_flags(self->sub, self->file, 5,
+					   IOPA_JOB_F_NO_REQUEUE, 0));
+	/* served at once; 3 leases pass before the ring is waited on */
+	EXPECT_EQ(0, iopa_poll1(self->sub, POLLIN, 300));
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	IOPA_LOG_STATS(&st);
+	EXPECT_EQ(1ULL, st.pending);
+	EXPECT_EQ(0ULL, st.inflight);
+	EXPECT_EQ(0ULL, st.dispatched);
+	EXPECT_EQ(0ULL, st.cancelled);
+	EXPECT_EQ(0ULL, st.requeued);
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(0, cqe.res);
+	/* it runs once, as a first run */
+	EXPECT_EQ(5ULL, w.user_data);
+	EXPECT_EQ(0U, w.flags);
+	close(w.fd);
+	ASSERT_EQ(0, iopa_complete(self->wrk, w.job_id, 3));
+	ASSERT_EQ(1, iopa_reap_nb(self->sub, &c, 1));
+	EXPECT_EQ(3, c.res);
+	EXPECT_EQ(0U, c.flags);
+	ASSERT_EQ(0, first_sub_info(self->ctx, &info));
+	EXPECT_EQ(1ULL, info.stats.dispatched);
+	EXPECT_LE(300000ULL, (unsigned long long)info.metrics.wait_us);
+	io_uring_queue_exit(&r);
+}
+
+/*
+ * A served job's service and lease start when its command's task gets it
+ * (the hand-over), not at the dispatch: 200 ms served and 300 ms held
+ * are more than its 400 ms lease from the dispatch, less from the
+ * hand-over.
+ */
+TEST_F_TIMEOUT(uring, served_fetch_service_starts_at_hand_over, 60)
+{
+	struct iopa_sub_info info;
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	struct iopa_work w;
+	struct iopa_cqe c;
+	int ret;
+
+	ret = ring_init_deferred(&r);
+	if (ret == -EINVAL)
+		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, iopa_set_lease(self->sub, IOPA_MS_NS(400)));
+	ASSERT_EQ(0, ring_prep_fetch(&r, self->wrk, IOPA_URING_CMD_FETCH, &w,
+				     0, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(1, iopa_submit_one_flags(self->sub, self->file, 6,
+					   IOPA_JOB_F_NO_REQUEUE, 0));
+	usleep(200 * 1000);	/* served, not claimed: the time measured */
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(0, cqe.res);
+	EXPECT_EQ(6ULL, w.user_data);
+	close(w.fd);
+	usleep(300 * 1000);	/* held: the service time measured */
+	ASSERT_EQ(0, iopa_complete(self->wrk, w.job_id, 3));
+	ASSERT_EQ(1, iopa_reap_nb(self->sub, &c, 1));
+	EXPECT_EQ(3, c.res);
+	EXPECT_EQ(0U, c.flags);
+	ASSERT_EQ(0, first_sub_info(self->ctx, &info));
+	EXPECT_LE(300000ULL, (unsigned long long)info.metrics.svc_us);
+	EXPECT_GT(400000ULL, (unsigned long long)info.metrics.svc_us);
+	EXPECT_LE(200000ULL, (unsigned long long)info.metrics.wait_us);
+	io_uring_queue_exit(&r);
+}
+
+/*
+ * A job served to a parked FETCH outlives its submitter's fd: the
+ * hand-over, the run and its completion touch nothing of the closed
+ * submitter's lease (its timer was cancelled for good at close; a second
+ * reader found the claim re-arming it, a use after free once the last
+ * job went).  Waits two leases after, for such a timer to fire.
+ */
+TEST_F_TIMEOUT(uring, served_job_outlives_closed_submitter, 60)
+{
+	struct io_uring_cqe cqe;
+	struct io_uring r;
+	struct iopa_work w;
+	int ret, sfd;
+
+	ret = ring_init_deferred(&r);
+	if (ret == -EINVAL)
+		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
+	ASSERT_EQ(0, ret);
+	sfd = iopa_submitter_create(self->ctx, 4);
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(0, iopa_set_lease(sfd, IOPA_MS_NS(50)));
+	ASSERT_EQ(0, ring_prep_fetch(&r, self->wrk, IOPA_URING_CMD_FETCH, &w,
+				     0, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));
+	ASSERT_EQ(1, iopa_submit_one(sfd, self->file, 8));
+	close(sfd);
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	ASSERT_EQ(0, cqe.res);
+	EXPECT_EQ(8ULL, w.user_data);
+	close(w.fd);
+	ASSERT_EQ(0, iopa_complete(self->wrk, w.job_id, 0));
+	usleep(100 * 1000);
+	io_uring_queue_exit(&r);
+}
+
+struct thread_submit {
+	struct io_uring *r;
+	int sfd;
+	int file;
+	int ret;
+};
+
+static void *submit_then_exit_fn(void *arg)
+{
+	struct thread_submit *t = arg;
+	struct iopa_job j;
+
+	iopa_job_init(&j, t->file, 17);
+	t->ret = ring_submit_job(t->r, t->sfd, &j, 0x77);
+	return NULL;
+}
+
+/*
+ * A thread that issued a SUBMIT on a ring another thread reaps exits:
+ * the job and its command live on, on every kernel (Core round 2, item
+ * 3: 6.1's monitor cancelled it, 6.7+'s io_uring never did).
+ */
+TEST_F_TIMEOUT(uring, submit_outlives_its_thread, 60)
+{
+	struct thread_submit t = { .sfd = self->sub, .file = self->file };
+	struct io_uring_cqe cqe;
+	struct iopa_stats st;
+	struct io_uring r;
+	struct iopa_work w;
+	pthread_t th;
+
+	ASSERT_EQ(0, ring_init(&r, 4, true));
+	t.r = &r;
+	ASSERT_EQ(0, pthread_create(&th, NULL, submit_then_exit_fn, &t));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(0, t.ret);
+	/* three periods of 6.1's monitor (100 ms), which cancelled it here */
+	usleep(350 * 1000);
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(1ULL, st.pending);
+	EXPECT_EQ(0ULL, st.cancelled);
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	close(w.fd);
+	ASSERT_EQ(0, iopa_complete(self->wrk, w.job_id, 7));
+	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
+	EXPECT_EQ(0x77ULL, cqe.user_data);
+	EXPECT_EQ(7, cqe.res);
+	io_uring_queue_exit(&r);
+}
+
 TEST_F(uring, mixed_submitters_round_robin)
 {
 	struct iopa_work w[2 * MIX_JOBS];
@@ -2431,6 +2712,58 @@ TEST_F(uring, work_batch_bad_args)
  * A parked WORK_BATCH whose ring closes takes no job: jobs submitted
  * after the exit reach an ioctl worker, the work array is not written.
  */
+/*
+ * A parked WORK_BATCH whose completions took effect and whose hand-over
+ * then fails (no fd left: EMFILE) posts 0 jobs, not the errno, as the
+ * ioctl returns 0 (Core round 2, item 6).  The job goes back.
+ */
+TEST_F(uring, work_batch_parked_failure_after_completions_is_success)
+{
+	struct iopa_done done = { };
+	struct iopa_work work[2], w;
+	struct iopa_batch b = {
+		.done = (uintptr_t)&done, .nr_done = 1,
+		.work = (uintptr_t)work, .nr_work = 2,
+	};
+	struct io_uring_cqe cqe;
+	struct rlimit old, rl;
+	struct iopa_stats st;
+	struct iopa_cqe c;
+	struct io_uring r;
+	int next, ret;
+
+	if (!batch_feature(self->ctx))
+		SKIP(return, "no IOPA_FEAT_BATCH");
+	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 1));
+	ASSERT_EQ(0, iopa_fetch_nb(self->wrk, &w));
+	close(w.fd);
+	done.job_id = w.job_id;
+	ASSERT_EQ(0, ring_init(&r, 4, false));
+	ASSERT_EQ(0, ring_prep_batch(&r, self->wrk, &b, 1));
+	ASSERT_EQ(0, ring_submit(&r, 1));	/* completes, then parks */
+	ASSERT_EQ(-ETIME, ring_wait(&r, &cqe, 0));
+	EXPECT_EQ(1U, b.completed);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	next = iopa_next_fd();
+	ASSERT_LT(0, next);
+	rl = old;
+	rl.rlim_cur = next;	/* no room for one more fd */
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ret = iopa_submit_one(self->sub, self->file, 2);
+	if (ret == 1)
+		ret = ring_wait(&r, &cqe, IOPA_LONG_MS);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, cqe.res);
+	EXPECT_EQ(1U, b.completed);
+	ASSERT_EQ(0, iopa_get_stats(self->sub, &st));
+	EXPECT_EQ(1ULL, st.pending);
+	ASSERT_EQ(1, iopa_reap_nb(self->sub, &c, 1));
+	EXPECT_EQ(1ULL, c.user_data);
+	ASSERT_EQ(0, iopa_run_one(self->wrk, 0, NULL));
+	io_uring_queue_exit(&r);
+}
+
 TEST_F_TIMEOUT(uring, work_batch_ring_exit, 60)
 {
 	static struct iopa_work work[16];
@@ -2652,6 +2985,15 @@ TEST_F(uring, reap_bad_args)
 	a.min = 1;
 	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
 				    sizeof(a), 4));
+	/* flags: none defined yet (Core round 2, item 12) */
+	a.nr = 4;
+	a.flags = 1;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 7));
+	a.flags = 0x8000;
+	EXPECT_EQ(-EINVAL, ring_cmd(&r, self->sub, IOPA_URING_CMD_REAP, &a,
+				    sizeof(a), 8));
+	a.flags = 0;
 	/* nowhere to copy to: the completion stays queued */
 	a.nr = 4;
 	a.cqes = (uintptr_t)unmapped_page();

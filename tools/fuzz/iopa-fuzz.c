@@ -700,6 +700,7 @@ static void do_uring(struct ring *rg, char *buf, char *guarded)
 
 			a->nr = below(8) ? 1 + below(16) : val();
 			a->min = below(8) ? 1 + below(a->nr < 16 ? a->nr : 16) : val();
+			a->flags = below(8) ? 0 : val();
 			sqe->fd = get_fd(below(8) ? K_SUB : K_NONE);
 		} else if (sqe->cmd_op == IOPA_URING_CMD_WORK_BATCH) {
 			struct iopa_uring_batch *ub = (void *)sqe->cmd;

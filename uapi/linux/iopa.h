@@ -166,7 +166,12 @@ struct iopa_worker_create {
  * submitting process, say), or one of the fds it named with
  * IOPA_IOC_WORKER_SET_FILES does (a worker process that has the file
  * open already), is given that fd itself, with IOPA_WORK_F_BORROWED,
- * instead of a new fd; any other worker gets a new fd as usual.
+ * instead of a new fd; any other worker gets a new fd as usual.  The
+ * submitter sees the end of a lent run only once its worker gave the
+ * number back (completed the job, or its worker fd went): a lease set
+ * later spares the run.  Not lent (a new fd every time): while the
+ * submitter has a lease, and for a job of IOPA_URING_CMD_SUBMIT, whose
+ * CQE a cancel may post while the run goes on.
  */
 #define IOPA_JOB_F_BORROW	0x2U
 #define IOPA_JOB_F_MASK		(IOPA_JOB_F_NO_REQUEUE | IOPA_JOB_F_BORROW)
@@ -342,8 +347,8 @@ struct iopa_limit {
  * @weight: with IOPA_ADAPT_F_WEIGHT, the submitter's weight in the split
  *	of a device's budget (IOPA_WEIGHT_MIN..IOPA_WEIGHT_MAX; above
  *	IOPA_WEIGHT_DEFAULT needs CAP_SYS_NICE); else zero
- * @reserved0: zero
- * @reserved: zero
+ * @reserved: zero (an array, as before @weight took its first four
+ *	bytes: a caller that zeroes it by name still builds)
  *
  * The bounds clamp an adapting limit at once and every later
  * adjustment; a pinned limit (IOPA_IOC_SET_LIMIT) holds as set and is
@@ -355,8 +360,7 @@ struct iopa_adapt {
 	__u32	max;
 	__u32	flags;
 	__u32	weight;
-	__u32	reserved0;
-	__u64	reserved;
+	__u32	reserved[3];
 };
 
 /* struct iopa_adapt.flags: set the weight (IOPA_FEAT_SHARE). */
@@ -752,7 +756,8 @@ struct iopa_metrics {
  * @ctx_id: its context's number (from 1, unique while the module is loaded)
  * @sub_id: its number within the context (from 1)
  * @pid: the thread group id of the process that created it, in the
- *	caller's pid namespace; 0 if that process is not visible there
+ *	caller's pid namespace; 0 if that process is not visible there or
+ *	has exited (and been reaped: its number may be another's now)
  * @ctx_workers: live workers of the context
  * @ctx_waiting: workers of the context waiting in FETCH
  * @reserved0: zero
@@ -898,11 +903,16 @@ struct iopa_uring_submit {
  * @min: 1..@nr: complete once this many completions can be reaped (or
  *	fewer, at least one, once none of the submitter's jobs is pending
  *	or running)
+ * @flags: zero (no flags are defined yet)
+ *
+ * @min was a __u32 before @flags took its upper half: on a little-endian
+ * machine the bytes of every valid command are the same.
  */
 struct iopa_uring_reap {
 	__u64	cqes;
 	__u32	nr;
-	__u32	min;
+	__u16	min;
+	__u16	flags;
 };
 
 /*
@@ -913,14 +923,16 @@ struct iopa_uring_reap {
  * IORING_SETUP_SQE128: the SQE's command area holds one struct iopa_job.
  * The CQE arrives when the job ends: res is the worker's result, or
  * -ECANCELED (cancelled; worker died).  Such jobs never show in
- * IOPA_IOC_REAP.  The ring or task going away cancels the job if it is
- * still pending (IORING_OP_ASYNC_CANCEL does not reach uring_cmds).
+ * IOPA_IOC_REAP.  The ring closing, or its task's exec, cancels the job
+ * if it is still pending (IORING_OP_ASYNC_CANCEL does not reach
+ * uring_cmds); one thread's exit does not.  Such a job is never lent the
+ * submitter's fd (IOPA_JOB_F_BORROW): its CQE may come at the cancel.
  *
  * IOPA_URING_CMD_FETCH and IOPA_URING_CMD_COMMIT_AND_FETCH, on a worker
  * fd, with struct iopa_uring_fetch: the CQE arrives (res 0) when a job
  * is dispatched to the worker and written to the work buffer, or with a
- * negative errno.  A fetch whose ring or task goes away completes with
- * -ECANCELED and holds no job.
+ * negative errno.  A fetch whose ring closes, or whose task execs,
+ * completes with -ECANCELED and holds no job.
  *
  * IOPA_URING_CMD_WORK_BATCH, on a worker fd, with struct
  * iopa_uring_batch (IOPA_FEAT_BATCH): IOPA_IOC_WORK_BATCH.  The
