@@ -893,8 +893,8 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 
 			if (a->policy > IOPA_POLICY_MAX || a->min > IOPA_LIMIT_MAX ||
 			    a->max > IOPA_LIMIT_MAX || (a->max && a->min > a->max) ||
-			    (a->flags & ~IOPA_ADAPT_F_MASK) || a->reserved0 ||
-			    a->reserved)
+			    (a->flags & ~IOPA_ADAPT_F_MASK) || a->reserved[0] ||
+			    a->reserved[1] || a->reserved[2])
 				return -EINVAL;
 			if ((a->flags & IOPA_ADAPT_F_WEIGHT) ?
 			    (a->weight < IOPA_WEIGHT_MIN ||
