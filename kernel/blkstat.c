@@ -2,8 +2,9 @@
 /*
  * iopa - block-layer throughput per device.
  *
- * Bytes and requests completed by each block device that a submitter's
- * job files live on, counted from the block_rq_complete tracepoint.
+ * Bytes and requests completed by a block device, counted from the
+ * block_rq_complete tracepoint, for the devices a device group needs
+ * (group.c: the device's reads by everyone, beside its members' own).
  * Why the tracepoint rather than part_stat deltas: part_stat_read()
  * needs a struct block_device, which a module can only keep by opening
  * the device, while the tracepoint hands over every completed request
@@ -13,126 +14,257 @@
  * to a dm or md device is counted on the devices beneath it, which are
  * not the one the job's file names.
  *
- * The table is fixed (IOPA_BLK_MAX_DEVS); a device is added when a job
- * on it is submitted and stays until unload.  Shown in
- * <debugfs>/iopa/devices.
+ * What it costs the host.  The probe is attached only while some device
+ * is counted (the first iopa_blkstat_get() attaches it, the last
+ * iopa_blkstat_put() detaches it): with no device group, a request
+ * completion anywhere runs nothing of iopa's.  While attached, each
+ * completion looks its device up in a small RCU hash (a miss for a
+ * device nobody counts), and a counted device's completion adds to
+ * per-CPU counters, as blk-stat and blk-iocost keep theirs: no shared
+ * cache line is written.  A reader sums the CPUs.
+ *
+ * Lifetime.  An entry lives while a group holds it: bounded by the
+ * groups, one per device with adaptive submitters reading it.  A device
+ * whose last group went is forgotten, so a dev_t reused by another
+ * device later starts from zero.  Shown in <debugfs>/iopa/devices.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/debugfs.h>
+#include <linux/hashtable.h>
+#include <linux/percpu.h>
+#include <linux/rculist.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
 #include "iopa.h"
 
-#define IOPA_BLK_MAX_DEVS	64
-
 /**
- * struct iopa_blkdev - counters of one block device
- * @dev: A: the device, 0 while the slot is free; set once
- * @bytes: A: bytes of requests completed
- * @reqs: A: requests completed
- * @read_bytes: A: bytes of read requests completed
+ * struct iopa_blkdev_pcpu - one CPU's counts of a device's completions
+ * @bytes: bytes of requests completed
+ * @reqs: requests completed
+ * @read_bytes: bytes of read requests completed
  */
-struct iopa_blkdev {
-	u32			dev;
-	atomic64_t		bytes;
-	atomic64_t		reqs;
-	atomic64_t		read_bytes;
+struct iopa_blkdev_pcpu {
+	u64			bytes;
+	u64			reqs;
+	u64			read_bytes;
 };
 
-static struct iopa_blkdev iopa_blkdevs[IOPA_BLK_MAX_DEVS];
-/* Slots in use, at the front of iopa_blkdevs[]. */
-static atomic_t iopa_nr_blkdevs = ATOMIC_INIT(0);
+/**
+ * struct iopa_blkdev - a counted block device
+ * @node: on iopa_blkdevs, RCU (the probe looks it up)
+ * @dev: I: the device
+ * @users: B: holders (iopa_blkstat_get())
+ * @pc: I: the counts, per CPU
+ * @rcu: frees it after the probes that may see it
+ */
+struct iopa_blkdev {
+	struct hlist_node	node;
+	dev_t			dev;
+	unsigned int		users;		/* B */
+	struct iopa_blkdev_pcpu __percpu *pc;	/* I */
+	struct rcu_head		rcu;
+};
+
+/* B: the table, its entries' holders, and whether the probe is attached. */
+static DEFINE_MUTEX(iopa_blkdevs_lock);
+static DEFINE_HASHTABLE(iopa_blkdevs, 6);	/* B (writers), RCU (probe) */
+static unsigned int iopa_nr_blkdevs;		/* B */
+static bool iopa_probe_attached;		/* B */
 static struct tracepoint *iopa_rq_complete_tp;
 
-static struct iopa_blkdev *iopa_blkdev_find(u32 dev)
-{
-	int i, n = atomic_read_acquire(&iopa_nr_blkdevs);
-
-	for (i = 0; i < n; i++)
-		if (READ_ONCE(iopa_blkdevs[i].dev) == dev)
-			return &iopa_blkdevs[i];
-	return NULL;
-}
-
+/* Runs with preemption disabled (the tracepoint's RCU read side). */
 static void iopa_rq_complete(void *data, struct request *rq,
 			     blk_status_t error, unsigned int nr_bytes)
 {
 	struct iopa_blkdev *d;
+	dev_t dev;
 
-	if (!rq->part || !atomic_read(&iopa_nr_blkdevs))
+	if (!rq->part)
 		return;
-	d = iopa_blkdev_find(rq->part->bd_dev);
-	if (!d)
+	dev = rq->part->bd_dev;
+	hash_for_each_possible_rcu(iopa_blkdevs, d, node, dev) {
+		if (d->dev != dev)
+			continue;
+		this_cpu_add(d->pc->bytes, nr_bytes);
+		this_cpu_inc(d->pc->reqs);
+		if (req_op(rq) == REQ_OP_READ)
+			this_cpu_add(d->pc->read_bytes, nr_bytes);
 		return;
-	atomic64_add(nr_bytes, &d->bytes);
-	atomic64_inc(&d->reqs);
-	if (req_op(rq) == REQ_OP_READ)
-		atomic64_add(nr_bytes, &d->read_bytes);
+	}
 }
 
-/* Serialises adding devices. */
-static DEFINE_SPINLOCK(iopa_blkdevs_lock);
+static struct iopa_blkdev *iopa_blkdev_lookup(dev_t dev)
+{
+	struct iopa_blkdev *d;
+
+	lockdep_assert_held(&iopa_blkdevs_lock);
+	hash_for_each_possible(iopa_blkdevs, d, node, dev)
+		if (d->dev == dev)
+			return d;
+	return NULL;
+}
+
+static void iopa_blkdev_free_rcu(struct rcu_head *rcu)
+{
+	struct iopa_blkdev *d = container_of(rcu, struct iopa_blkdev, rcu);
+
+	free_percpu(d->pc);
+	kfree(d);
+}
+
+/* The probe is attached iff a device is counted (and it was found). */
+static void iopa_probe_sync(void)
+{
+	bool want = iopa_nr_blkdevs && iopa_rq_complete_tp;
+	int ret;
+
+	lockdep_assert_held(&iopa_blkdevs_lock);
+	if (want == iopa_probe_attached)
+		return;
+	if (want) {
+		ret = tracepoint_probe_register(iopa_rq_complete_tp,
+						iopa_rq_complete, NULL);
+		if (ret) {
+			pr_info_ratelimited("block_rq_complete: %d: no device counters\n",
+					    ret);
+			return;
+		}
+	} else {
+		/* Entries go after an RCU grace period: no sync needed. */
+		tracepoint_probe_unregister(iopa_rq_complete_tp,
+					    iopa_rq_complete, NULL);
+	}
+	iopa_probe_attached = want;
+}
 
 /**
- * iopa_blkstat_track() - count the block-layer traffic of a device
- * @dev: the device a job's file lives on
+ * iopa_blkstat_get() - count the block-layer traffic of a device
+ * @dev: the device (a job's file's, a group's)
  *
- * Devices beyond the table's size are not counted.
+ * Counting starts now (the counts a device had before its last holder
+ * went are forgotten).  The first device counted attaches the probe.
+ *
+ * Context: may sleep.
+ * Return: the device's entry, to read with iopa_blkstat_read_bytes() and
+ * give back with iopa_blkstat_put(); NULL for a device that sees no
+ * requests (major 0: tmpfs, memfd...) or when out of memory (reads 0).
  */
-void iopa_blkstat_track(dev_t dev)
+struct iopa_blkdev *iopa_blkstat_get(dev_t dev)
 {
-	int n;
+	struct iopa_blkdev *d;
 
-	/* Major 0: anonymous devices (tmpfs, memfd, ...) see no requests. */
-	if (!MAJOR(dev) || iopa_blkdev_find(dev))
-		return;
-	spin_lock(&iopa_blkdevs_lock);
-	n = atomic_read(&iopa_nr_blkdevs);
-	if (!iopa_blkdev_find(dev) && n < IOPA_BLK_MAX_DEVS) {
-		WRITE_ONCE(iopa_blkdevs[n].dev, dev);
-		atomic_set_release(&iopa_nr_blkdevs, n + 1);
+	if (!MAJOR(dev))
+		return NULL;
+	mutex_lock(&iopa_blkdevs_lock);
+	d = iopa_blkdev_lookup(dev);
+	if (d) {
+		d->users++;
+		goto out;
 	}
-	spin_unlock(&iopa_blkdevs_lock);
+	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
+	if (!d)
+		goto out;
+	d->pc = alloc_percpu_gfp(struct iopa_blkdev_pcpu, GFP_KERNEL_ACCOUNT);
+	if (!d->pc) {
+		kfree(d);
+		d = NULL;
+		goto out;
+	}
+	d->dev = dev;
+	d->users = 1;
+	hash_add_rcu(iopa_blkdevs, &d->node, dev);
+	iopa_nr_blkdevs++;
+	iopa_probe_sync();
+out:
+	mutex_unlock(&iopa_blkdevs_lock);
+	return d;
+}
+
+/**
+ * iopa_blkstat_put() - a holder of a device's entry is done with it
+ * @d: the entry (iopa_blkstat_get()), or NULL
+ *
+ * The last holder frees it, after the probes that may be adding to it;
+ * the last device detaches the probe.
+ *
+ * Context: may sleep.
+ */
+void iopa_blkstat_put(struct iopa_blkdev *d)
+{
+	if (!d)
+		return;
+	mutex_lock(&iopa_blkdevs_lock);
+	if (!--d->users) {
+		hash_del_rcu(&d->node);
+		iopa_nr_blkdevs--;
+		iopa_probe_sync();
+		call_rcu(&d->rcu, iopa_blkdev_free_rcu);
+	}
+	mutex_unlock(&iopa_blkdevs_lock);
+}
+
+/* The sums of a device's per-CPU counts. */
+static void iopa_blkdev_sum(const struct iopa_blkdev *d,
+			    struct iopa_blkdev_pcpu *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct iopa_blkdev_pcpu *pc = per_cpu_ptr(d->pc, cpu);
+
+		sum->bytes += READ_ONCE(pc->bytes);
+		sum->reqs += READ_ONCE(pc->reqs);
+		sum->read_bytes += READ_ONCE(pc->read_bytes);
+	}
 }
 
 /**
  * iopa_blkstat_read_bytes() - bytes a device has read, for everyone
- * @dev: the device
+ * @d: the device's entry (iopa_blkstat_get()), or NULL
  *
  * Reads only: writeback, journal writes and discards come when the
  * kernel issues them, not when a job dirtied the pages, and would read
  * as another program's traffic.
  *
- * Return: the bytes of the read requests @dev completed since it was
- * first tracked (iopa_blkstat_track()); 0 if it is not tracked or the
- * tracepoint could not be attached.
+ * Context: any; the caller holds @d.
+ * Return: the bytes of the read requests the device completed since its
+ * entry was made; 0 for NULL or when the probe could not be attached.
  */
-u64 iopa_blkstat_read_bytes(dev_t dev)
+u64 iopa_blkstat_read_bytes(const struct iopa_blkdev *d)
 {
-	struct iopa_blkdev *d = iopa_blkdev_find(dev);
+	struct iopa_blkdev_pcpu sum;
 
-	return d ? atomic64_read(&d->read_bytes) : 0;
+	if (!d)
+		return 0;
+	iopa_blkdev_sum(d, &sum);
+	return sum.read_bytes;
 }
 
 static int iopa_devices_show(struct seq_file *m, void *v)
 {
-	int i, n = atomic_read_acquire(&iopa_nr_blkdevs);
+	struct iopa_blkdev_pcpu sum;
+	struct iopa_blkdev *d;
+	int bkt;
 
+	mutex_lock(&iopa_blkdevs_lock);
 	seq_printf(m, "# block_rq_complete %s\n",
-		   iopa_rq_complete_tp ? "attached" : "not found");
-	seq_puts(m, "dev bytes requests read_bytes\n");
-	for (i = 0; i < n; i++)
-		seq_printf(m, "%u:%u %lld %lld %lld\n",
-			   MAJOR(iopa_blkdevs[i].dev),
-			   MINOR(iopa_blkdevs[i].dev),
-			   (long long)atomic64_read(&iopa_blkdevs[i].bytes),
-			   (long long)atomic64_read(&iopa_blkdevs[i].reqs),
-			   (long long)atomic64_read(&iopa_blkdevs[i].read_bytes));
+		   !iopa_rq_complete_tp ? "not found" :
+		   iopa_probe_attached ? "attached" : "detached");
+	seq_puts(m, "dev bytes requests read_bytes holders\n");
+	hash_for_each(iopa_blkdevs, bkt, d, node) {
+		iopa_blkdev_sum(d, &sum);
+		seq_printf(m, "%u:%u %llu %llu %llu %u\n", MAJOR(d->dev),
+			   MINOR(d->dev), sum.bytes, sum.reqs, sum.read_bytes,
+			   d->users);
+	}
+	mutex_unlock(&iopa_blkdevs_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(iopa_devices);
@@ -153,36 +285,28 @@ static void iopa_find_rq_complete(struct tracepoint *tp, void *priv)
 }
 
 /**
- * iopa_blkstat_init() - attach to the block_rq_complete tracepoint
+ * iopa_blkstat_init() - find the block_rq_complete tracepoint
  *
- * Without it (not found, or registration failed) the module works and
- * the device counters stay at zero.
+ * It is attached to only while a device is counted.  Without it the
+ * module works and the device counters stay at zero.
  */
 void iopa_blkstat_init(void)
 {
-	int ret;
-
 	for_each_kernel_tracepoint(iopa_find_rq_complete, NULL);
-	if (!iopa_rq_complete_tp) {
+	if (!iopa_rq_complete_tp)
 		pr_info("no block_rq_complete tracepoint: no device counters\n");
-		return;
-	}
-	ret = tracepoint_probe_register(iopa_rq_complete_tp, iopa_rq_complete,
-					NULL);
-	if (ret) {
-		pr_info("block_rq_complete: %d: no device counters\n", ret);
-		iopa_rq_complete_tp = NULL;
-	}
 }
 
 /**
- * iopa_blkstat_exit() - detach from the tracepoint; no probe runs after
+ * iopa_blkstat_exit() - no probe runs, and no entry is left to free, after
+ *
+ * Every holder (group) is gone by now, so the probe is detached.
  */
 void iopa_blkstat_exit(void)
 {
-	if (!iopa_rq_complete_tp)
-		return;
-	tracepoint_probe_unregister(iopa_rq_complete_tp, iopa_rq_complete,
-				    NULL);
-	tracepoint_synchronize_unregister();
+	WARN_ON_ONCE(iopa_nr_blkdevs);
+	if (iopa_rq_complete_tp)
+		tracepoint_synchronize_unregister();
+	/* The entries' RCU callbacks are this module's code. */
+	rcu_barrier();
 }

@@ -81,6 +81,7 @@
  * struct iopa_group - the submitters sharing one device
  * @node: G: on iopa_groups
  * @dev: I: the device
+ * @blk: I: the device's block-layer counts (blkstat.c), or NULL
  * @id: I: module-wide number, for tracing and debugfs
  * @lock: protects the M fields
  * @members: M: the member submitters (iopa_submitter.group_node)
@@ -113,6 +114,7 @@
 struct iopa_group {
 	struct list_head	node;		/* G */
 	dev_t			dev;		/* I */
+	struct iopa_blkdev	*blk;		/* I */
 	u32			id;		/* I */
 	struct mutex		lock;
 	struct list_head	members;	/* M */
@@ -178,7 +180,7 @@ static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
 	atomic64_set(&g->jobs, 0);
 	atomic64_set(&g->svc_us, 0);
 	atomic64_set(&g->svc_sq, 0);
-	g->dev_bytes = iopa_blkstat_read_bytes(g->dev);
+	g->dev_bytes = iopa_blkstat_read_bytes(g->blk);
 	g->idle_us = idle;
 	WRITE_ONCE(g->need_jobs, need);
 	WRITE_ONCE(g->spans, spans);
@@ -461,7 +463,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	s.svc_us = atomic64_read(&g->svc_us);
 	s.svc_sq = atomic64_read(&g->svc_sq);
 	/* Everyone's reads: a competitor moves the knee (ctl.c). */
-	dev_bytes = iopa_blkstat_read_bytes(g->dev);
+	dev_bytes = iopa_blkstat_read_bytes(g->blk);
 	if (bytes && dev_bytes > g->dev_bytes)
 		s.dev_tput = mul_u64_u64_div_u64(dev_bytes - g->dev_bytes,
 						 MSEC_PER_SEC, elapsed_ms);
@@ -508,6 +510,8 @@ static struct iopa_group *iopa_group_get(dev_t dev,
 	if (!g)
 		return NULL;
 	g->dev = dev;
+	/* Without counts (no memory) the group sees no competitor. */
+	g->blk = iopa_blkstat_get(dev);
 	g->id = ++iopa_next_group_id;
 	mutex_init(&g->lock);
 	INIT_LIST_HEAD(&g->members);
@@ -601,6 +605,7 @@ out_unlock:
 		atomic_dec(&iopa_nr_groups);
 		mutex_unlock(&g->lock);
 		mutex_destroy(&g->lock);
+		iopa_blkstat_put(g->blk);
 		kfree(g);
 	} else {
 		mutex_unlock(&g->lock);
@@ -677,6 +682,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	if (last) {
 		cancel_delayed_work_sync(&g->work);
 		mutex_destroy(&g->lock);
+		iopa_blkstat_put(g->blk);
 		kfree(g);
 	}
 }

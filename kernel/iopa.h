@@ -10,12 +10,13 @@
  * A: atomic, no lock.
  *
  * Lock order: iopa_groups_lock (a mutex) -> a device group's lock (a
- * mutex) -> ctx->lock (group.c); ctx->lock is the outermost spinlock of
- * the module.  Under it
+ * mutex) -> ctx->lock (group.c); iopa_groups_lock -> blkstat.c's
+ * iopa_blkdevs_lock (a mutex, a leaf of the module's).  ctx->lock is the
+ * outermost spinlock of the module.  Under it
  * only the core's own leaf locks are taken: waitqueue locks (wake_up(),
  * finish_wait()) and what they nest (scheduler, epoll), the
- * workqueue's (mod_delayed_work()), blkstat.c's iopa_blkdevs_lock and
- * params.c's iopa_params_lock (iopa_params_get()), leaves.  Nothing under
+ * workqueue's (mod_delayed_work()) and params.c's iopa_params_lock
+ * (iopa_params_get()), leaves.  Nothing under
  * ctx->lock sleeps, copies from or to user memory, or allocates.
  * fput() is called under ctx->lock: it defers the final __fput() to
  * task work or a workqueue and never sleeps.
@@ -664,8 +665,10 @@ enum iopa_ctl_policy iopa_default_policy_get(void);
 void iopa_default_policy_set(enum iopa_ctl_policy pol);
 
 /* blkstat.c */
-void iopa_blkstat_track(dev_t dev);
-u64 iopa_blkstat_read_bytes(dev_t dev);
+struct iopa_blkdev;
+struct iopa_blkdev *iopa_blkstat_get(dev_t dev);
+void iopa_blkstat_put(struct iopa_blkdev *d);
+u64 iopa_blkstat_read_bytes(const struct iopa_blkdev *d);
 void iopa_blkstat_debugfs(struct dentry *dir);
 void iopa_blkstat_init(void);
 void iopa_blkstat_exit(void);

@@ -114,7 +114,6 @@ void iopa_limit_note_file(struct iopa_submitter *sub, const struct file *file)
 			return;
 	if (sub->nr_devs < IOPA_STATE_MAX_DEVS)
 		sub->devs[sub->nr_devs++] = dev;
-	iopa_blkstat_track(dev);
 	if (sub->nr_devs != 1)
 		return;
 	/*

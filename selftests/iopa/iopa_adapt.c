@@ -2190,7 +2190,9 @@ static int groups_bytes(unsigned long long *ours, unsigned long long *dev)
  */
 TEST_F_TIMEOUT(load, group_sees_others_on_the_device, 120)
 {
-	unsigned long long ours, dev;
+	unsigned long long ours, dev, theirs, c0, c1;
+	atomic_ullong *read_count;
+	int64_t t0, t1;
 	struct obs o[MAX_SUBS];
 	char *buf;
 	pid_t pid;
@@ -2221,7 +2223,14 @@ TEST_F_TIMEOUT(load, group_sees_others_on_the_device, 120)
 	EXPECT_LE(dev, ours + ours / 5);
 	EXPECT_LE(ours, dev + dev / 5);
 
-	/* another program reads the device, one block at a time */
+	/*
+	 * Another program reads the device, one block at a time, counting
+	 * what it read where the test sees it.
+	 */
+	read_count = mmap(NULL, sizeof(*read_count), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, read_count);
+	atomic_store(read_count, 0);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -2233,21 +2242,107 @@ TEST_F_TIMEOUT(load, group_sees_others_on_the_device, 120)
 		for (;;) {
 			if (pread(fd, buf, BLOCK, off) != BLOCK)
 				_exit(2);
+			atomic_fetch_add(read_count, BLOCK);
 			off = (off + BLOCK) % ((off_t)self->l.nr_blocks * BLOCK);
 		}
 	}
 	obs_reset(&o[0], variant->policy);
+	t0 = iopa_now_ns();
+	c0 = atomic_load(read_count);
 	r = load_run(&self->l, o, 8, 60000);
+	c1 = atomic_load(read_count);
+	t1 = iopa_now_ns();
 	if (!r)
 		r = groups_bytes(&ours, &dev);
 	kill(pid, SIGKILL);
 	EXPECT_EQ(pid, waitpid(pid, NULL, 0));
+	munmap(read_count, sizeof(*read_count));
 	ASSERT_EQ(0, r);
 	ASSERT_WORKERS_OK(&self->l);
-	TH_LOG("with a reader: ours %llu B/s, the device's %llu B/s", ours,
-	       dev);
-	/* one tag, one job of ours, a reader at depth 1: about half */
-	EXPECT_LT(ours + ours / 2, dev);
+	theirs = t1 > t0 ? (c1 - c0) * 1000000000ULL / (t1 - t0) : 0;
+	TH_LOG("with a reader: ours %llu B/s, the device's %llu B/s, the "
+	       "reader's own count %llu B/s", ours, dev, theirs);
+	/*
+	 * The reader shows as the device's bytes beyond ours.  How much of
+	 * the one tag it gets depends on how the guest schedules it (a
+	 * loaded host starves it): judged against what it says it read,
+	 * averaged over the run, the group's last cycle seeing a third.
+	 */
+	ASSERT_LT(0ULL, theirs) TH_LOG("the reader read nothing");
+	EXPECT_LT(ours, dev);
+	EXPECT_LE(theirs / 3, dev > ours ? dev - ours : 0);
+}
+
+#define DEBUGFS_DEVICES	"/sys/kernel/debug/iopa/devices"
+
+/*
+ * Is @dev counted in <debugfs>/iopa/devices?  1 or 0, *attached set
+ * from its header (the probe attached); -errno (-ENOENT: no debugfs).
+ */
+static int devices_lists(dev_t dev, bool *attached)
+{
+	char line[256], want[32];
+	int r = 0;
+	FILE *f;
+
+	if (access(DEBUGFS_DEVICES, F_OK) &&
+	    mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL))
+		return -errno;
+	f = fopen(DEBUGFS_DEVICES, "re");
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "%u:%u ", major(dev), minor(dev));
+	*attached = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "# block_rq_complete attached", 28))
+			*attached = true;
+		if (!strncmp(line, want, strlen(want)))
+			r = 1;
+	}
+	fclose(f);
+	return r;
+}
+
+/*
+ * A device is counted while a device group needs it, and forgotten when
+ * the group goes; with nothing counted the probe is detached, so I/O on
+ * the host runs nothing of iopa's (Core round 2, items 5 and 10: the
+ * table was global, 64 slots never given back, and the probe ran for
+ * every completion once any device had been seen).
+ */
+TEST_F_TIMEOUT(load, device_counted_only_while_grouped, 120)
+{
+	struct iopa_state st;
+	struct obs o[MAX_SUBS];
+	bool attached;
+	struct stat sb;
+	int sub, r;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device groups are the bracket policy's");
+	LOAD_NULLB(NULLB_THROTTLED, 1);
+	ASSERT_EQ(0, stat(NULLB_DEV, &sb));
+	r = devices_lists(sb.st_rdev, &attached);
+	if (r == -ENOENT || r == -EPERM || r == -ENODEV)
+		SKIP(return, "no <debugfs>/iopa/devices: %d", r);
+	ASSERT_EQ(0, r);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	obs_reset(&o[0], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 4, 60000));
+	ASSERT_EQ(0, iopa_get_state(sub, &st));
+	ASSERT_LT(0U, st.sharers) TH_LOG("not in a device group");
+	EXPECT_EQ(1, devices_lists(sb.st_rdev, &attached));
+	EXPECT_TRUE(attached);
+	/* the last member leaves with its fd: the group and the count go */
+	load_join(&self->l);
+	ASSERT_EQ(sub, self->l.subs[self->l.nr_subs - 1]);
+	self->l.nr_subs--;
+	self->l.subs[self->l.nr_subs] = -1;
+	close(sub);
+	EXPECT_EQ(0, devices_lists(sb.st_rdev, &attached));
+	EXPECT_FALSE(attached);
 }
 
 /* A leaver's share goes back: the one left gets the whole budget. */
