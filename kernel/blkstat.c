@@ -14,12 +14,13 @@
  * to a dm or md device is counted on the devices beneath it, which are
  * not the one the job's file names.
  *
- * What it costs the host.  The probe is attached only while some device
- * is counted (the first iopa_blkstat_get() attaches it, the last
- * iopa_blkstat_put() detaches it): with no device group, a request
- * completion anywhere runs nothing of iopa's.  While attached, each
- * completion looks its device up in a small RCU hash (a miss for a
- * device nobody counts), and a counted device's completion adds to
+ * What it costs the host.  The probe is attached from load to unload:
+ * attaching and detaching it with the groups would patch the tracepoint's
+ * jump label while requests complete on other CPUs, which crashed QEMU
+ * TCG guests (an int3 of the patching hit in trace_block_rq_complete).
+ * With no device counted, a completion anywhere reads one counter and
+ * returns.  Otherwise it looks its device up in a small RCU hash (a miss
+ * for a device nobody counts), and a counted device's completion adds to
  * per-CPU counters, as blk-stat and blk-iocost keep theirs: no shared
  * cache line is written.  A reader sums the CPUs.
  *
@@ -71,11 +72,11 @@ struct iopa_blkdev {
 	struct rcu_head		rcu;
 };
 
-/* B: the table, its entries' holders, and whether the probe is attached. */
+/* B: the table and its entries' holders. */
 static DEFINE_MUTEX(iopa_blkdevs_lock);
 static DEFINE_HASHTABLE(iopa_blkdevs, 6);	/* B (writers), RCU (probe) */
-static unsigned int iopa_nr_blkdevs;		/* B */
-static bool iopa_probe_attached;		/* B */
+/* Entries in the table: written under B, read by the probe without it. */
+static unsigned int iopa_nr_blkdevs;
 static struct tracepoint *iopa_rq_complete_tp;
 
 /* Runs with preemption disabled (the tracepoint's RCU read side). */
@@ -85,7 +86,8 @@ static void iopa_rq_complete(void *data, struct request *rq,
 	struct iopa_blkdev *d;
 	dev_t dev;
 
-	if (!rq->part)
+	/* Nothing counted (no device group): the common case, cheapest. */
+	if (!READ_ONCE(iopa_nr_blkdevs) || !rq->part)
 		return;
 	dev = rq->part->bd_dev;
 	hash_for_each_possible_rcu(iopa_blkdevs, d, node, dev) {
@@ -118,37 +120,12 @@ static void iopa_blkdev_free_rcu(struct rcu_head *rcu)
 	kfree(d);
 }
 
-/* The probe is attached iff a device is counted (and it was found). */
-static void iopa_probe_sync(void)
-{
-	bool want = iopa_nr_blkdevs && iopa_rq_complete_tp;
-	int ret;
-
-	lockdep_assert_held(&iopa_blkdevs_lock);
-	if (want == iopa_probe_attached)
-		return;
-	if (want) {
-		ret = tracepoint_probe_register(iopa_rq_complete_tp,
-						iopa_rq_complete, NULL);
-		if (ret) {
-			pr_info_ratelimited("block_rq_complete: %d: no device counters\n",
-					    ret);
-			return;
-		}
-	} else {
-		/* Entries go after an RCU grace period: no sync needed. */
-		tracepoint_probe_unregister(iopa_rq_complete_tp,
-					    iopa_rq_complete, NULL);
-	}
-	iopa_probe_attached = want;
-}
-
 /**
  * iopa_blkstat_get() - count the block-layer traffic of a device
  * @dev: the device (a job's file's, a group's)
  *
  * Counting starts now (the counts a device had before its last holder
- * went are forgotten).  The first device counted attaches the probe.
+ * went are forgotten).
  *
  * Context: may sleep.
  * Return: the device's entry, to read with iopa_blkstat_read_bytes() and
@@ -179,8 +156,7 @@ struct iopa_blkdev *iopa_blkstat_get(dev_t dev)
 	d->dev = dev;
 	d->users = 1;
 	hash_add_rcu(iopa_blkdevs, &d->node, dev);
-	iopa_nr_blkdevs++;
-	iopa_probe_sync();
+	WRITE_ONCE(iopa_nr_blkdevs, iopa_nr_blkdevs + 1);
 out:
 	mutex_unlock(&iopa_blkdevs_lock);
 	return d;
@@ -190,8 +166,7 @@ out:
  * iopa_blkstat_put() - a holder of a device's entry is done with it
  * @d: the entry (iopa_blkstat_get()), or NULL
  *
- * The last holder frees it, after the probes that may be adding to it;
- * the last device detaches the probe.
+ * The last holder frees it, after the probes that may be adding to it.
  *
  * Context: may sleep.
  */
@@ -202,8 +177,7 @@ void iopa_blkstat_put(struct iopa_blkdev *d)
 	mutex_lock(&iopa_blkdevs_lock);
 	if (!--d->users) {
 		hash_del_rcu(&d->node);
-		iopa_nr_blkdevs--;
-		iopa_probe_sync();
+		WRITE_ONCE(iopa_nr_blkdevs, iopa_nr_blkdevs - 1);
 		call_rcu(&d->rcu, iopa_blkdev_free_rcu);
 	}
 	mutex_unlock(&iopa_blkdevs_lock);
@@ -255,8 +229,7 @@ static int iopa_devices_show(struct seq_file *m, void *v)
 
 	mutex_lock(&iopa_blkdevs_lock);
 	seq_printf(m, "# block_rq_complete %s\n",
-		   !iopa_rq_complete_tp ? "not found" :
-		   iopa_probe_attached ? "attached" : "detached");
+		   iopa_rq_complete_tp ? "attached" : "not found");
 	seq_puts(m, "dev bytes requests read_bytes holders\n");
 	hash_for_each(iopa_blkdevs, bkt, d, node) {
 		iopa_blkdev_sum(d, &sum);
@@ -285,28 +258,42 @@ static void iopa_find_rq_complete(struct tracepoint *tp, void *priv)
 }
 
 /**
- * iopa_blkstat_init() - find the block_rq_complete tracepoint
+ * iopa_blkstat_init() - attach to the block_rq_complete tracepoint
  *
- * It is attached to only while a device is counted.  Without it the
- * module works and the device counters stay at zero.
+ * Without it (not found, or registration failed) the module works and
+ * the device counters stay at zero.
  */
 void iopa_blkstat_init(void)
 {
+	int ret;
+
 	for_each_kernel_tracepoint(iopa_find_rq_complete, NULL);
-	if (!iopa_rq_complete_tp)
+	if (!iopa_rq_complete_tp) {
 		pr_info("no block_rq_complete tracepoint: no device counters\n");
+		return;
+	}
+	ret = tracepoint_probe_register(iopa_rq_complete_tp, iopa_rq_complete,
+					NULL);
+	if (ret) {
+		pr_info("block_rq_complete: %d: no device counters\n", ret);
+		iopa_rq_complete_tp = NULL;
+	}
 }
 
 /**
- * iopa_blkstat_exit() - no probe runs, and no entry is left to free, after
+ * iopa_blkstat_exit() - detach from the tracepoint; no probe runs, and no
+ *	entry is left to free, after
  *
- * Every holder (group) is gone by now, so the probe is detached.
+ * Every holder (group) is gone by now.
  */
 void iopa_blkstat_exit(void)
 {
 	WARN_ON_ONCE(iopa_nr_blkdevs);
-	if (iopa_rq_complete_tp)
+	if (iopa_rq_complete_tp) {
+		tracepoint_probe_unregister(iopa_rq_complete_tp,
+					    iopa_rq_complete, NULL);
 		tracepoint_synchronize_unregister();
+	}
 	/* The entries' RCU callbacks are this module's code. */
 	rcu_barrier();
 }
