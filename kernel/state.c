@@ -70,7 +70,13 @@ static void iopa_metrics_fill(struct iopa_submitter *sub,
 	m->knee = st->budget ? sub->group_knee : iopa_ctl_knee(&sub->ctl);
 }
 
-static long iopa_sub_get_state(struct iopa_submitter *sub, void __user *argp)
+/*
+ * GET_STATE into the caller's struct of @size bytes, at least this
+ * module's: a caller built for a later ABI, whose struct is larger, gets
+ * this module's part and zeros after it.
+ */
+static long iopa_sub_get_state(struct iopa_submitter *sub, void __user *argp,
+			       size_t size)
 {
 	struct iopa_ctl_params p;
 	struct iopa_state st = { };
@@ -79,7 +85,10 @@ static long iopa_sub_get_state(struct iopa_submitter *sub, void __user *argp)
 	iopa_ctx_lock(sub->ctx);
 	iopa_state_fill(sub, &st, &p);
 	iopa_ctx_unlock(sub->ctx);
-	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	if (copy_to_user(argp, &st, sizeof(st)) ||
+	    clear_user(argp + sizeof(st), size - sizeof(st)))
+		return -EFAULT;
+	return 0;
 }
 
 static void iopa_sub_info_fill(struct iopa_submitter *sub,
@@ -236,16 +245,24 @@ long iopa_ctx_sub_admin(void __user *argp)
 /**
  * iopa_state_ioctl() - the state commands of a submitter fd
  * @sub: the submitter
- * @cmd: IOPA_IOC_GET_STATE
+ * @cmd: IOPA_IOC_GET_STATE, of any size from IOPA_STATE_SIZE_V1 (the
+ *	size the ioctl number carries: a later ABI's larger struct)
  * @argp: the user argument
  *
- * Return: 0, a negative errno, or -ENOTTY for another command.
+ * Return: 0, a negative errno (-EINVAL: a size below IOPA_STATE_SIZE_V1),
+ * or -ENOTTY for another command.
  */
 long iopa_state_ioctl(struct iopa_submitter *sub, unsigned int cmd,
 		      void __user *argp)
 {
-	if (cmd == IOPA_IOC_GET_STATE)
-		return iopa_sub_get_state(sub, argp);
+	if (_IOC_TYPE(cmd) == _IOC_TYPE(IOPA_IOC_GET_STATE) &&
+	    _IOC_NR(cmd) == _IOC_NR(IOPA_IOC_GET_STATE) &&
+	    _IOC_DIR(cmd) == _IOC_READ) {
+		BUILD_BUG_ON(sizeof(struct iopa_state) != IOPA_STATE_SIZE_V1);
+		if (_IOC_SIZE(cmd) < IOPA_STATE_SIZE_V1)
+			return -EINVAL;
+		return iopa_sub_get_state(sub, argp, _IOC_SIZE(cmd));
+	}
 	return -ENOTTY;
 }
 

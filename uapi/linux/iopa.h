@@ -462,6 +462,13 @@ struct iopa_order {
  *	(IOPA_FEAT_SHARE)
  * @group_cycles: cycles the controller of @budget has run (modulo 2^32),
  *	as of its last split; 0 if none (IOPA_FEAT_SHARE)
+ *
+ * Its size is IOPA_STATE_SIZE_V1, and stays so (struct iopa_sub_info
+ * embeds it).  A later ABI that reports more adds a larger struct that
+ * begins with this one, and passes its size in the ioctl number
+ * (_IOR(IOPA_IOC_MAGIC, 0x16, that struct)): the module answers any size
+ * from IOPA_STATE_SIZE_V1 on, with what it knows and zeros after it, as
+ * IOPA_IOC_LIST_SUBMITTERS does with entry_size.
  */
 struct iopa_state {
 	__u32	limit;
@@ -843,6 +850,8 @@ struct iopa_sub_admin {
 
 /* sizeof(struct iopa_sub_info) in ABI version 1: without @metrics. */
 #define IOPA_SUB_INFO_SIZE_V1	312
+/* Size of struct iopa_state, the least IOPA_IOC_GET_STATE answers. */
+#define IOPA_STATE_SIZE_V1	128
 /* With @metrics (IOPA_FEAT_METRICS). */
 #define IOPA_SUB_INFO_SIZE_V2	904
 
