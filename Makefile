@@ -33,6 +33,9 @@
 #                        dispatch rate; files on the SSD and HDD models, fixed
 #                        against adaptive limits, steps, tenants, CPU-bound jobs
 #                        (~70 min) -> bench/results/, bench/README.md
+#   make bench-hostcost  what the module costs other I/O: fio on null_blk without
+#                        the module vs with a device group on another device
+#                        and on the same one (~4 min) -> bench/results/
 #   make bench-quick     the file benchmark on 100 KB files, one step and one
 #                        tenants count per device, one run per mode
 #                        (~14 min) -> build/bench-quick/
@@ -131,7 +134,7 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
 .PHONY: all module tools selftests install install-dkms uninstall version \
-	check demo bench bench-dispatch bench-files bench-quick check-debug \
+	check demo bench bench-dispatch bench-files bench-hostcost bench-quick check-debug \
 	profile-dispatch fuzz stress sim sim-test clean distclean deps ksft
 
 all: module tools
@@ -297,6 +300,20 @@ PYTHON3 ?= /usr/bin/python3
 bench:
 	$(MAKE) -C $(TOP) bench-dispatch
 	$(MAKE) -C $(TOP) bench-files
+	$(MAKE) -C $(TOP) bench-hostcost
+
+# What the module costs I/O that is not its own (issue 24, item 10):
+# tools/bench/hostcost.sh in the guest, fio on null_blk without the module,
+# with a device group on another device, and on the same one (~4 min).
+bench-hostcost:
+	$(GUEST)/deps.sh build guest
+	$(MAKE) -C $(TOP)/tools/bench
+	mkdir -p $(BENCH_LOGS)
+	ko=$$($(GUEST)/build-module.sh 6.12) && cd $(TOP) && \
+	$(GUEST)/run-guest.sh --series 6.12 --ko "$$ko" --mem 1024 \
+		--timeout $${BENCH_TIMEOUT:-1200} --log $(BENCH_LOGS)/hostcost.log \
+		tools/bench/hostcost.sh tools/bench/iopa-bench-hold | \
+		grep -E '^(bench |# hostcost|run-guest: (PASS|FAIL))'
 
 # The dispatch bench in the guest: $(1) the log directory, $(2) runs per
 # configuration, $(3) jobs per run (the guest gets no environment: a

@@ -67,28 +67,10 @@ FIXTURE_TEARDOWN(metrics)
 		iopa_run_cmd("modprobe -r null_blk");
 }
 
-/* The fixture's submitter's entry, as the module lists it (V2). */
+/* The fixture's submitter's entry (the context's first), as listed. */
 static int my_info(FIXTURE_DATA(metrics) *self, struct iopa_sub_info *out)
 {
-	struct iopa_sub_info info[4];
-	struct iopa_list l = {
-		.subs = (uintptr_t)info, .nr = 4,
-		.entry_size = sizeof(info[0]),
-	};
-	uint32_t i;
-	int r;
-
-	r = iopa_ioctl(self->ctx, IOPA_IOC_LIST_SUBMITTERS, &l);
-	if (r < 0)
-		return r;
-	for (i = 0; i < l.filled; i++) {
-		/* The fixture's submitter was the context's first. */
-		if (info[i].sub_id == 1) {
-			*out = info[i];
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return iopa_sub_info_of(self->ctx, 1, out);
 }
 
 static uint64_t hist_sum(const __u64 *h)
@@ -206,24 +188,37 @@ TEST_F(metrics, counts_follow_the_jobs)
 }
 
 /*
+ * A FETCH whose struct the kernel can read but not write: the job it
+ * dispatched cannot be copied out and goes back.  The FETCH's result.
+ */
+static int fetch_into_read_only(int wrk)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct iopa_fetch *f;
+	int r;
+
+	f = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (f == MAP_FAILED)
+		return -ENOMEM;
+	memset(f, 0, sizeof(*f));
+	f->flags = IOPA_FETCH_F_NONBLOCK;
+	r = mprotect(f, pg, PROT_READ) ? -errno :
+	    iopa_ioctl(wrk, IOPA_IOC_FETCH, f);
+	munmap(f, pg);
+	return r;
+}
+
+/*
  * A dispatch given back undone (the work could not be copied out) is no
  * dispatch: the wait histogram still adds up to stats.dispatched.
  */
 TEST_F(metrics, given_back_dispatch_not_counted)
 {
-	long pg = sysconf(_SC_PAGESIZE);
 	struct iopa_sub_info info;
-	struct iopa_fetch *f;
 
 	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 31));
-	f = mmap(NULL, pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, f);
-	memset(f, 0, sizeof(*f));
-	f->flags = IOPA_FETCH_F_NONBLOCK;
-	ASSERT_EQ(0, mprotect(f, pg, PROT_READ));
-	ASSERT_EQ(-EFAULT, iopa_ioctl(self->wrk, IOPA_IOC_FETCH, f));
-	munmap(f, pg);
+	ASSERT_EQ(-EFAULT, fetch_into_read_only(self->wrk));
 	ASSERT_EQ(0, iopa_run_one(self->wrk, 0, NULL));
 	ASSERT_EQ(0, my_info(self, &info));
 	EXPECT_EQ(1ULL, info.stats.dispatched);
@@ -238,20 +233,11 @@ TEST_F(metrics, given_back_dispatch_not_counted)
  */
 TEST_F(metrics, given_back_dispatch_keeps_wait)
 {
-	long pg = sysconf(_SC_PAGESIZE);
 	struct iopa_sub_info info;
-	struct iopa_fetch *f;
 
 	ASSERT_EQ(1, iopa_submit_one(self->sub, self->file, 32));
 	sleep_ms(60);		/* the measured wait itself */
-	f = mmap(NULL, pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, f);
-	memset(f, 0, sizeof(*f));
-	f->flags = IOPA_FETCH_F_NONBLOCK;
-	ASSERT_EQ(0, mprotect(f, pg, PROT_READ));
-	ASSERT_EQ(-EFAULT, iopa_ioctl(self->wrk, IOPA_IOC_FETCH, f));
-	munmap(f, pg);
+	ASSERT_EQ(-EFAULT, fetch_into_read_only(self->wrk));
 	ASSERT_EQ(0, iopa_run_one(self->wrk, 0, NULL));
 	ASSERT_EQ(0, my_info(self, &info));
 	EXPECT_EQ(1ULL, hist_sum(info.metrics.wait_hist));

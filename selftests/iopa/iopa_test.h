@@ -241,6 +241,28 @@ static inline int iopa_reap(int sfd, struct iopa_cqe *cqes, uint32_t nr,
 	return iopa_ioctl(sfd, IOPA_IOC_REAP, &r);
 }
 
+/* The listing entry of submitter @sub_id of context @ctx (V2): 0 or -errno. */
+static inline int iopa_sub_info_of(int ctx, uint32_t sub_id,
+				   struct iopa_sub_info *out)
+{
+	struct iopa_sub_info info[4];
+	struct iopa_list l = {
+		.subs = (uintptr_t)info, .nr = 4,
+		.entry_size = sizeof(info[0]),
+	};
+	uint32_t i;
+
+	if (ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l) < 0)
+		return -errno;
+	for (i = 0; i < l.filled; i++) {
+		if (info[i].sub_id == sub_id) {
+			*out = info[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Wait (bounded) for one completion. */
 static inline int iopa_reap_one(int sfd, struct iopa_cqe *cqe)
 {

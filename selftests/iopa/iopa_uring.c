@@ -2201,29 +2201,6 @@ TEST_F(uring, submit_job_not_lent)
 	close(bw);
 }
 
-/* The submitter's entry (sub_id 1) in the context's listing. */
-static int first_sub_info(int ctx, struct iopa_sub_info *out)
-{
-	struct iopa_sub_info info[4];
-	struct iopa_list l = {
-		.subs = (uintptr_t)info, .nr = 4,
-		.entry_size = sizeof(info[0]),
-	};
-	uint32_t i;
-	int r;
-
-	r = iopa_ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l);
-	if (r < 0)
-		return r;
-	for (i = 0; i < l.filled; i++) {
-		if (info[i].sub_id == 1) {
-			*out = info[i];
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* A DEFER_TASKRUN ring: its task work runs only when it waits on it. */
 static int ring_init_deferred(struct io_uring *r)
 {
@@ -2280,7 +2257,7 @@ TEST_F_TIMEOUT(uring, served_fetch_lease_takes_job_back_undispatched, 60)
 	ASSERT_EQ(1, iopa_reap_nb(self->sub, &c, 1));
 	EXPECT_EQ(3, c.res);
 	EXPECT_EQ(0U, c.flags);
-	ASSERT_EQ(0, first_sub_info(self->ctx, &info));
+	ASSERT_EQ(0, iopa_sub_info_of(self->ctx, 1, &info));
 	EXPECT_EQ(1ULL, info.stats.dispatched);
 	EXPECT_LE(300000ULL, (unsigned long long)info.metrics.wait_us);
 	io_uring_queue_exit(&r);
@@ -2321,7 +2298,7 @@ TEST_F_TIMEOUT(uring, served_fetch_service_starts_at_hand_over, 60)
 	ASSERT_EQ(1, iopa_reap_nb(self->sub, &c, 1));
 	EXPECT_EQ(3, c.res);
 	EXPECT_EQ(0U, c.flags);
-	ASSERT_EQ(0, first_sub_info(self->ctx, &info));
+	ASSERT_EQ(0, iopa_sub_info_of(self->ctx, 1, &info));
 	EXPECT_LE(300000ULL, (unsigned long long)info.metrics.svc_us);
 	EXPECT_GT(400000ULL, (unsigned long long)info.metrics.svc_us);
 	EXPECT_LE(200000ULL, (unsigned long long)info.metrics.wait_us);
