@@ -182,15 +182,15 @@ static uint64_t inproc_io_bytes(struct inproc_worker *iw)
  * The first job's file lies on a rotational disk: start at one job, as
  * the module does (kernel/limit.c, iopa_limit_note_file()).
  */
-static void inproc_note_file_locked(struct inproc *q, int fd)
+/* Is @fd's file on a rotational disk (sysfs)?  Without the queue's lock. */
+static bool inproc_rotational(int fd)
 {
 	char path[96], buf[8];
 	unsigned int maj, min;
 	struct stat st;
 
-	q->dev_seen = true;
 	if (fstat(fd, &st) < 0)
-		return;
+		return false;
 	maj = major(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
 	min = minor(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational",
@@ -200,11 +200,16 @@ static void inproc_note_file_locked(struct inproc *q, int fd)
 		snprintf(path, sizeof(path),
 			 "/sys/dev/block/%u:%u/../queue/rotational", maj, min);
 		if (inproc_read_small(-1, path, buf, sizeof(buf)) < 0)
-			return;
+			return false;
 	}
-	if (buf[0] != '1')
-		return;
-	if (iopa_ctl_set_start(&q->ctl, &q->params, 1))
+	return buf[0] == '1';
+}
+
+/* The first job's device was looked at: a rotational disk starts at 1. */
+static void inproc_note_device_locked(struct inproc *q, bool rotational)
+{
+	q->dev_seen = true;
+	if (rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1))
 		q->limit = iopa_ctl_limit(&q->ctl);
 }
 
@@ -379,70 +384,98 @@ void iopa_inproc_destroy(struct inproc *q)
 	free(q);
 }
 
-/* One job into the queue; 0 or -errno.  Called with q->lock held. */
-static int inproc_queue_locked(struct inproc *q, const struct iopa_job *job)
+/*
+ * Check one job and give it its own fd (a dup(), as the module installs
+ * one), or the lent one: 0 or -errno.  Without the queue's lock: the
+ * system calls of a submission do not hold up the pool's threads.
+ */
+static int inproc_prepare(const struct inproc *q, const struct iopa_job *job,
+			  struct iopa_work *w)
 {
-	struct iopa_work *w;
 	int fd = job->fd;
 
 	if ((job->flags & ~IOPA_JOB_F_MASK) || job->reserved)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	if (q->outstanding >= INPROC_MAX_JOBS)
-		return -EAGAIN;
 	if (q->borrow && (job->flags & IOPA_JOB_F_BORROW)) {
 		if (fcntl(fd, F_GETFD) < 0)
 			return -EBADF;
 	} else {
-		/* The job's own fd, as the module installs one. */
 		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			return errno == EMFILE ? -ETOOMANYREFS : -errno;
 	}
-	if (!q->dev_seen)
-		inproc_note_file_locked(q, fd);
-	w = &q->pend[(q->pend_head + q->nr_pend) % INPROC_MAX_JOBS].w;
-	w->job_id = q->next_id++;
+	memset(w, 0, sizeof(*w));
 	w->user_data = job->user_data;
 	w->offset = job->offset;
 	w->len = job->len;
 	w->fd = fd;
 	w->flags = fd == job->fd ? IOPA_WORK_F_BORROWED : 0;
-	q->nr_pend++;
-	q->outstanding++;
 	return 0;
 }
 
-/**
- * iopa_inproc_submit() - queue jobs
- * @q: the source
- * @jobs: the jobs
- * @nr: how many
- *
- * Return: the number queued (the first ones of @jobs), or -errno if the
- * first could not be: -EAGAIN (INPROC_MAX_JOBS outstanding), -ESHUTDOWN,
- * -EINVAL (flags, reserved), -EBADF, -ETOOMANYREFS (no fd left for it).
+/* Jobs prepared per hold of the queue's lock (a stack array). */
+#define INPROC_SUBMIT_CHUNK	32
+
+/*
+ * Up to INPROC_SUBMIT_CHUNK jobs: checked, their fds dup()ed, the first
+ * job's device looked at and the CPU time read before the queue's lock
+ * is taken.  Returns how many were queued, or -errno for the first.
  */
-int iopa_inproc_submit(struct inproc *q, const struct iopa_job *jobs,
-		  unsigned int nr)
+static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
+			       unsigned int nr)
 {
-	unsigned int i, wake;
+	struct iopa_work w[INPROC_SUBMIT_CHUNK];
+	bool need_dev, was_idle, rotational = false;
+	uint64_t idle_ms = UINT64_MAX;
+	unsigned int i, n, wake;
 	int r = 0;
 
-	pthread_mutex_lock(&q->lock);
-	if (q->stop) {
-		pthread_mutex_unlock(&q->lock);
-		return -ESHUTDOWN;
-	}
-	for (i = 0; i < nr; i++) {
-		r = inproc_queue_locked(q, &jobs[i]);
+	if (nr > INPROC_SUBMIT_CHUNK)
+		nr = INPROC_SUBMIT_CHUNK;
+	for (n = 0; n < nr; n++) {
+		r = inproc_prepare(q, &jobs[n], &w[n]);
 		if (r < 0)
 			break;
 	}
+	if (!n)
+		return r;
+	pthread_mutex_lock(&q->lock);
+	need_dev = !q->dev_seen;
+	was_idle = q->idle;
+	pthread_mutex_unlock(&q->lock);
+	if (need_dev)
+		rotational = inproc_rotational(w[0].fd);
+	if (was_idle)
+		idle_ms = inproc_cpu_idle_ms();
+
+	pthread_mutex_lock(&q->lock);
+	if (q->stop) {
+		i = 0;
+		r = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	if (need_dev && !q->dev_seen)
+		inproc_note_device_locked(q, rotational);
+	for (i = 0; i < n; i++) {
+		struct iopa_work *pw;
+
+		if (q->outstanding >= INPROC_MAX_JOBS) {
+			r = -EAGAIN;
+			break;
+		}
+		pw = &q->pend[(q->pend_head + q->nr_pend) % INPROC_MAX_JOBS].w;
+		*pw = w[i];
+		pw->job_id = q->next_id++;
+		q->nr_pend++;
+		q->outstanding++;
+	}
 	if (i) {
+		/* (Became idle meanwhile: the CPU time read now, rarely.) */
 		if (q->idle)
 			inproc_cycle_begin_locked(q, inproc_now_ns(),
+						  was_idle ? idle_ms :
 						  inproc_cpu_idle_ms());
 		inproc_note_demand_locked(q);
 		wake = q->limit > q->running ? q->limit - q->running : 0;
@@ -451,8 +484,47 @@ int iopa_inproc_submit(struct inproc *q, const struct iopa_job *jobs,
 		while (wake--)
 			pthread_cond_signal(&q->work_cv);
 	}
+out_unlock:
 	pthread_mutex_unlock(&q->lock);
+	/* The fds of the jobs not queued were ours. */
+	while (n > i) {
+		n--;
+		if (!(w[n].flags & IOPA_WORK_F_BORROWED))
+			close(w[n].fd);
+	}
 	return i ? (int)i : r;
+}
+
+/**
+ * iopa_inproc_submit() - queue jobs
+ * @q: the source
+ * @jobs: the jobs
+ * @nr: how many
+ *
+ * The system calls a job needs (its fd's dup(), the first job's sysfs
+ * look-up, the CPU time) run without the queue's lock.
+ *
+ * Return: the number queued (the first ones of @jobs), or -errno if the
+ * first could not be: -EAGAIN (INPROC_MAX_JOBS outstanding), -ESHUTDOWN,
+ * -EINVAL (flags, reserved), -EBADF, -ETOOMANYREFS (no fd left for it).
+ */
+int iopa_inproc_submit(struct inproc *q, const struct iopa_job *jobs,
+		  unsigned int nr)
+{
+	unsigned int done = 0, n;
+	int r;
+
+	while (done < nr) {
+		n = nr - done < INPROC_SUBMIT_CHUNK ? nr - done :
+		    INPROC_SUBMIT_CHUNK;
+		r = inproc_submit_chunk(q, jobs + done, n);
+		if (r < 0)
+			return done ? (int)done : r;
+		done += (unsigned int)r;
+		if ((unsigned int)r < n)
+			break;
+	}
+	return (int)done;
 }
 
 /**

@@ -89,6 +89,9 @@ struct pool_thread {
 };
 
 struct iopa_pool {
+	/* On pool_list (pool_list_lock); in a child, forked is set. */
+	struct iopa_pool *list_prev, *list_next;
+	bool forked;
 	int ctx_fd;
 	int sub_fd;
 	struct inproc *inproc;		/* without the module: the jobs */
@@ -421,9 +424,15 @@ static void *pool_thread_main(void *arg)
 	if (p->inproc) {
 		iopa_inproc_worker_exit(p->inproc, &t->iw, &done, have_done);
 	} else {
+		int wfd = t->wfd;
+
 		if (have_done)
-			iopa_complete(t->wfd, done.job_id, done.res);
-		close(t->wfd);
+			iopa_complete(wfd, done.job_id, done.res);
+		/* Forgotten first: a fork's child closes only what is open. */
+		pthread_mutex_lock(&p->lock);
+		t->wfd = -1;
+		pthread_mutex_unlock(&p->lock);
+		close(wfd);
 	}
 
 	pthread_mutex_lock(&p->lock);
@@ -532,6 +541,85 @@ static int pool_open_ctx(struct iopa_pool *p, int ctx_fd)
 	return 0;
 }
 
+/*
+ * Fork.  A pool belongs to the process that made it.  A child has a copy
+ * of its memory but none of its threads, and the copy's locks may be
+ * held by threads that are not there: in a child every pool call answers
+ * -ECHILD without touching them, and iopa_pool_close() frees the copy.
+ * The child's copies of the pool's fds (context, submitter, workers) are
+ * closed at the fork, so that the parent's close of its submitter still
+ * cancels its pending jobs, and the child holds no worker of the
+ * parent's.  The pools are on a list for that, with pthread_atfork()
+ * handlers; the fork holds the list's lock, so no pool comes or goes
+ * meanwhile.  (An in-process pool's queued jobs' fds, dup()s, stay open
+ * in the child: its queue may be mid-update at the fork.)
+ */
+static pthread_mutex_t pool_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct iopa_pool *pool_list;	/* pool_list_lock */
+static pthread_once_t pool_atfork_once = PTHREAD_ONCE_INIT;
+
+static void pool_atfork_prepare(void)
+{
+	pthread_mutex_lock(&pool_list_lock);
+}
+
+static void pool_atfork_parent(void)
+{
+	pthread_mutex_unlock(&pool_list_lock);
+}
+
+/* In the child, its only thread: async-signal-safe calls only. */
+static void pool_atfork_child(void)
+{
+	struct iopa_pool *p;
+	unsigned int i;
+
+	for (p = pool_list; p; p = p->list_next) {
+		p->forked = true;
+		if (p->sub_fd >= 0)
+			close(p->sub_fd);
+		if (p->ctx_fd >= 0)
+			close(p->ctx_fd);
+		/* Slots change under p->lock, which a thread may have held. */
+		for (i = 0; i < p->max_threads; i++)
+			if (p->threads[i].state == SLOT_RUNNING &&
+			    p->threads[i].wfd >= 0)
+				close(p->threads[i].wfd);
+	}
+	pool_list = NULL;
+	pthread_mutex_unlock(&pool_list_lock);
+}
+
+static void pool_atfork_register(void)
+{
+	pthread_atfork(pool_atfork_prepare, pool_atfork_parent,
+		       pool_atfork_child);
+}
+
+static void pool_list_add(struct iopa_pool *p)
+{
+	pthread_once(&pool_atfork_once, pool_atfork_register);
+	pthread_mutex_lock(&pool_list_lock);
+	p->list_prev = NULL;
+	p->list_next = pool_list;
+	if (pool_list)
+		pool_list->list_prev = p;
+	pool_list = p;
+	pthread_mutex_unlock(&pool_list_lock);
+}
+
+static void pool_list_del(struct iopa_pool *p)
+{
+	pthread_mutex_lock(&pool_list_lock);
+	if (p->list_prev)
+		p->list_prev->list_next = p->list_next;
+	else
+		pool_list = p->list_next;
+	if (p->list_next)
+		p->list_next->list_prev = p->list_prev;
+	pthread_mutex_unlock(&pool_list_lock);
+}
+
 IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 			       const struct iopa_pool_opts *opts)
 {
@@ -614,6 +702,7 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->reap_lock, NULL);
+	pool_list_add(p);
 	*pool = p;
 	return 0;
 
@@ -635,6 +724,8 @@ IOPA_EXPORT int iopa_pool_create_threads(struct iopa_pool *p, iopa_pool_fn fn,
 
 	if (!p || !fn)
 		return -EINVAL;
+	if (p->forked)
+		return -ECHILD;
 	if (pool_self == p)
 		return -EDEADLK;
 	pthread_mutex_lock(&p->lock);
@@ -671,15 +762,23 @@ IOPA_EXPORT int iopa_pool_submit(struct iopa_pool *p,
 		return -EINVAL;
 	if (!jobs)
 		return -EFAULT;
+	if (p->forked)
+		return -ECHILD;
 	if (atomic_load(&p->stop))
 		return -ESHUTDOWN;
 	if (nr > p->batch_max)
 		nr = p->batch_max;
 	for (;;) {
+		/*
+		 * Counted before they can complete: a concurrent
+		 * iopa_pool_wait() never sees them done and not submitted
+		 * (completed ahead of submitted) and returns early.
+		 */
+		atomic_fetch_add(&p->submitted, nr);
 		r = p->inproc ? iopa_inproc_submit(p->inproc, jobs, nr) :
 		    iopa_submit(p->sub_fd, jobs, nr, 0);
+		atomic_fetch_sub(&p->submitted, r > 0 ? nr - (unsigned int)r : nr);
 		if (r > 0) {
-			atomic_fetch_add(&p->submitted, (unsigned int)r);
 			pool_maybe_grow(p);
 			return r;
 		}
@@ -715,6 +814,8 @@ IOPA_EXPORT int iopa_pool_wait(struct iopa_pool *p)
 
 	if (!p)
 		return -EINVAL;
+	if (p->forked)
+		return -ECHILD;
 	if (pool_self == p || pool_reaping == p)
 		return -EDEADLK;
 	for (;;) {
@@ -753,8 +854,15 @@ IOPA_EXPORT int iopa_pool_close(struct iopa_pool *p)
 {
 	if (!p)
 		return -EINVAL;
+	if (p->forked) {
+		/* A child's copy: its locks may be held, its fds are closed. */
+		free(p->threads);
+		free(p);
+		return 0;
+	}
 	if (pool_self == p || pool_reaping == p)
 		return -EDEADLK;
+	pool_list_del(p);
 	atomic_store(&p->stop, true);
 	if (p->inproc) {
 		/* Threads end after their job; the queued jobs never run. */
@@ -778,6 +886,8 @@ IOPA_EXPORT int iopa_pool_ctx_fd(const struct iopa_pool *p)
 {
 	if (!p)
 		return -EINVAL;
+	if (p->forked)
+		return -ECHILD;
 	return p->inproc ? -ENODEV : p->ctx_fd;
 }
 
@@ -785,6 +895,8 @@ IOPA_EXPORT int iopa_pool_submitter_fd(const struct iopa_pool *p)
 {
 	if (!p)
 		return -EINVAL;
+	if (p->forked)
+		return -ECHILD;
 	return p->inproc ? -ENODEV : p->sub_fd;
 }
 
@@ -795,6 +907,8 @@ IOPA_EXPORT int iopa_pool_get_info(struct iopa_pool *p,
 
 	if (!p || !info)
 		return -EINVAL;
+	if (p->forked)
+		return -ECHILD;
 	memset(info, 0, sizeof(*info));
 	pthread_mutex_lock(&p->lock);
 	info->threads = atomic_load(&p->nthreads);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -387,6 +388,72 @@ TEST_F(inproc, close_with_queued_jobs)
  * from its start (4, or 1 when the test file lies on a rotational disk)
  * while that pays: above 8 within 20 s.
  */
+/*
+ * A pool belongs to the process that made it: in a child every call is
+ * -ECHILD (it used to queue jobs for threads the child does not have, or
+ * wait on locks a parent's thread held at the fork), close frees the
+ * copy, and the parent's pool goes on (Core round 2, item 9).
+ */
+TEST_F(inproc, forked_child_gets_echild)
+{
+	struct iopa_job j = { .fd = self->file, .user_data = 1 };
+	struct iopa_pool_info info;
+	int st;
+	pid_t pid;
+
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 16, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int bad = 0;
+
+		bad |= (iopa_pool_submit(self->pool, &j, 1) != -ECHILD) << 0;
+		bad |= (iopa_pool_wait(self->pool) != -ECHILD) << 1;
+		bad |= (iopa_pool_get_info(self->pool, &info) != -ECHILD) << 2;
+		bad |= (iopa_pool_create_threads(self->pool, job_fn,
+						 &self->tb) != -ECHILD) << 3;
+		bad |= (iopa_pool_ctx_fd(self->pool) != -ECHILD) << 4;
+		bad |= (iopa_pool_close(self->pool) != 0) << 5;
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	/* the parent's pool is untouched */
+	ASSERT_EQ(0, submit_range(self, 16, 32, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(32, atomic_load(&self->tb.done_calls));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(32ULL, (unsigned long long)info.submitted);
+	EXPECT_EQ(0ULL, (unsigned long long)info.outstanding);
+}
+
+/*
+ * One submission of more jobs than are checked per hold of the queue's
+ * lock: all are queued, each runs once, and a refused job in the middle
+ * stops the submission there with the first ones queued.
+ */
+TEST_F(inproc, submit_many_in_one_call)
+{
+	struct iopa_job jobs[100];
+	unsigned int i;
+
+	ASSERT_EQ(0, start(self));
+	for (i = 0; i < 100; i++) {
+		memset(&jobs[i], 0, sizeof(jobs[i]));
+		jobs[i].fd = self->file;
+		jobs[i].user_data = i;
+	}
+	ASSERT_EQ(100, iopa_pool_submit(self->pool, jobs, 100));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(100, atomic_load(&self->tb.done_calls));
+	jobs[70].fd = -1;
+	ASSERT_EQ(70, iopa_pool_submit(self->pool, jobs, 100));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(170, atomic_load(&self->tb.done_calls));
+}
+
 TEST_F_TIMEOUT(inproc, limit_grows_for_overlapping_jobs, 60)
 {
 	struct iopa_pool_info info;
