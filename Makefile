@@ -28,7 +28,7 @@
 #                        install, uninstall and dkms in scratch directories)
 #   make version         prints the package version (PACKAGE_VERSION in dkms.conf)
 #   make check           every check, host and QEMU guest (= .ci/run)
-#   make demo            tools/iopa-demo/demo.sh in a QEMU guest (~2 min)
+#   make demo            tools/iopa-demo/demo.sh in a QEMU guest (~5 min)
 #   make bench           benchmarks in QEMU guests (figures printed, not asserted):
 #                        dispatch rate; files on the SSD and HDD models, fixed
 #                        against adaptive limits, steps, tenants, CPU-bound jobs
@@ -269,8 +269,9 @@ check:
 
 # The demo runs in the 6.12 guest, so its module is built for that kernel
 # (build/kbuild/6.12), whatever KDIR is.  It runs at the module's default
-# settings and prints the adaptive runs' MB/s as a percentage of its best
-# fixed run's ("demo: adaptive pct_of_best_fixed=..."); DEMO_* variables
+# settings and prints the adaptive runs' MB/s as a percentage of the best
+# fixed run's, runs of equal length interleaved in 3 rounds, the median
+# ("demo: adaptive pct_of_best_fixed=F rounds=3 (range ...)"); DEMO_* variables
 # are not passed to the guest (edit demo.sh's defaults to change it).
 demo: tools
 	@if [ ! -f $(TOP)/tools/iopa-demo/demo.sh ]; then \

@@ -13,20 +13,22 @@
 #     kernel adapts the limit to the throughput it measures, with the
 #     module's default settings: its default policy and cycles), each
 #     file dropped from the page cache after its job so that every pass
-#     reads the disk; the adaptive run reads the set $DEMO_ADAPT_PASSES
-#     times over, so that it lasts long enough for the controller's
-#     start-up to be a fair share of it (a fixed limit has no start-up:
-#     its runs read the set $DEMO_PASSES times);
+#     reads the disk; every run, adaptive or fixed, reads the set
+#     $DEMO_PASSES times (runs of the same length: the adaptive run's
+#     start-up counts, as it does for a user), in $DEMO_ROUNDS rounds,
+#     the limits' order rotating each round (interleaved);
 #  4. check that every run (every pass) printed the checksum `gen`
 #     predicted, and that a single-threaded pass without iopa agrees
 #     (`verify: ok`);
 #  5. iopa-sum (libiopa's worker pool, sha256) over the set, adaptive,
-#     compared with sha256sum, and at each fixed limit of $DEMO_SUM_LIMITS;
-#  6. print the adaptive runs' MB/s as a percentage of the best fixed
-#     run's:
-#       demo: adaptive pct_of_best_fixed=F   (iopa-demo, fixed: DEMO_LIMITS)
-#       demo: iopa-sum pct_of_best_fixed=F   (iopa-sum, fixed: DEMO_SUM_LIMITS)
-#     figures to read, not to assert: a low one does not fail the demo.
+#     compared with sha256sum, and at each fixed limit of $DEMO_SUM_LIMITS,
+#     in $DEMO_ROUNDS rounds the same way;
+#  6. print, for each tool, the median over the rounds of the adaptive
+#     run's MB/s as a percentage of the best fixed run's of its round:
+#       demo: adaptive pct_of_best_fixed=F rounds=R  (iopa-demo, DEMO_LIMITS)
+#       demo: iopa-sum pct_of_best_fixed=F rounds=R  (iopa-sum, DEMO_SUM_LIMITS)
+#     with the range; figures to read, not to assert: a low one does not
+#     fail the demo.
 #
 # Exits non-zero on any failure (a wrong checksum, a limit exceeded, a
 # tool that fails).  Every setting below can be overridden from the
@@ -46,11 +48,10 @@ DEMO_NFILES=${DEMO_NFILES:-2000}
 DEMO_SIZE=${DEMO_SIZE:-64k}
 DEMO_WORKERS=${DEMO_WORKERS:-32}
 DEMO_LIMITS=${DEMO_LIMITS:-1 4 8 16 0}
-# Passes over the set: a fixed-limit run (~1.5 s a pass in the 2-vCPU
-# TCG guest) and the adaptive run (~20 s in all: ~20 of the module's
-# default 1 s cycles).
+# Passes over the set of every run (~1.5 s a pass in the 2-vCPU TCG
+# guest at a good limit), and rounds of all the runs.
 DEMO_PASSES=${DEMO_PASSES:-3}
-DEMO_ADAPT_PASSES=${DEMO_ADAPT_PASSES:-16}
+DEMO_ROUNDS=${DEMO_ROUNDS:-3}
 # iopa-sum at these fixed limits too ("best": the best limit of the
 # iopa-demo runs; empty: none, and no iopa-sum percentage).
 DEMO_SUM_LIMITS=${DEMO_SUM_LIMITS-1 4 8 16}
@@ -80,6 +81,28 @@ cleanup() {
 
 # pct A B: A as a percentage of B, one decimal ("nan" if B is not > 0).
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.1f", 100 * a / b; else print "nan" }'; }
+
+# median_range V...: "MEDIAN (range MIN..MAX)" of numbers.
+median_range() {
+	echo "$@" | tr ' ' '\n' | grep -v '^$' | sort -n | awk '
+		{ v[NR] = $1 }
+		END { if (!NR) { print "nan"; exit }
+		      m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		      printf "%.1f (range %.1f..%.1f)", m, v[1], v[NR] }'
+}
+
+# rotate N WORD...: the words, rotated left N times (interleaving).
+rotate() {
+	n=$1
+	shift
+	while [ "$n" -gt 0 ]; do
+		first=$1
+		shift
+		set -- "$@" "$first"
+		n=$((n - 1))
+	done
+	echo "$@"
+}
 
 
 # VALUE of the first " NAME=VALUE" in the text $2.
@@ -165,95 +188,112 @@ expect=$(field checksum "$out")
 
 # --- 3. the runs ----------------------------------------------------------
 summary=""
-best_fixed=0	# MB/s
-best_limit=
-adapt_mbps=
-for limit in $DEMO_LIMITS; do
-	drop_caches
-	echo
-	passes=$DEMO_PASSES
-	if [ "$limit" = 0 ]; then
-		passes=$DEMO_ADAPT_PASSES
-		say "run: $DEMO_WORKERS worker threads, adaptive in-flight limit (the kernel measures" \
-			"the block-layer throughput each cycle and moves the limit; policy" \
-			"$(cat $SYSFS/default_policy), cycles of $(cat $SYSFS/normal_cycle_ms) ms" \
-			"normally), the set read $passes time(s) over, page cache dropped"
-	else
-		say "run: $DEMO_WORKERS worker threads, in-flight limit $limit (the kernel lets at most" \
-			"$limit of the submitter's jobs run at once), the set read $passes time(s)" \
-			"over, page cache dropped"
-	fi
-	extra=""
-	case " $DEMO_LIMITS " in *" $limit ") extra=--check ;; esac
+adapt_pcts=""	# per round: the adaptive run against the round's best fixed
+round=1
+while [ "$round" -le "$DEMO_ROUNDS" ]; do
+	best_fixed=0	# MB/s, this round
+	best_limit=
+	adapt_mbps=
 	# shellcheck disable=SC2086
-	out=$("$IOPA_DEMO" run -w "$DEMO_WORKERS" -l "$limit" -p "$passes" --drop \
-		$extra "$DEMO_MNT/set")
-	rc=$?
-	echo "$out"
-	[ $rc = 0 ] || fail "iopa-demo run -l $limit exited $rc"
-	got=$(field checksum "$out")
-	[ "$got" = "$expect" ] ||
-		fail "run -l $limit: checksum $got, gen wrote $expect"
-	if [ -n "$extra" ]; then
-		echo "$out" | grep -q '^verify: ok' || fail "run -l $limit: no 'verify: ok'"
-	fi
-	mbps=$(field mbytes_per_s "$out")
-	name="limit $limit"
-	if [ "$limit" = 0 ]; then
-		adapt_mbps=$mbps
-		name="adaptive (limit ranged $(echo "$out" |
-			sed -n 's/.*ranged \([0-9.]*\), ended at \([0-9]*\).*/\1, final \2/p'))"
-	elif awk -v a="$mbps" -v b="$best_fixed" 'BEGIN { exit !(a > b) }'; then
-		best_fixed=$mbps
-		best_limit=$limit
-	fi
-	line="$name: $(field jobs_per_s "$out") files/s,"
-	line="$line $mbps MB/s in $(field seconds "$out") s ($passes pass(es));"
-	line="$line most jobs seen running at once: $(field max_running "$out")"
-	summary="$summary
+	for limit in $(rotate $((round - 1)) $DEMO_LIMITS); do
+		drop_caches
+		echo
+		if [ "$limit" = 0 ]; then
+			say "round $round: $DEMO_WORKERS worker threads, adaptive in-flight limit (the" \
+				"kernel measures the block-layer throughput each cycle and moves the" \
+				"limit; policy $(cat $SYSFS/default_policy), cycles of" \
+				"$(cat $SYSFS/normal_cycle_ms) ms normally), the set read $DEMO_PASSES" \
+				"time(s) over, page cache dropped"
+		else
+			say "round $round: $DEMO_WORKERS worker threads, in-flight limit $limit (the" \
+				"kernel lets at most $limit of the submitter's jobs run at once), the set" \
+				"read $DEMO_PASSES time(s) over, page cache dropped"
+		fi
+		extra=""
+		[ "$round" != "$DEMO_ROUNDS" ] || [ "$limit" != 0 ] || extra=--check
+		# shellcheck disable=SC2086
+		out=$("$IOPA_DEMO" run -w "$DEMO_WORKERS" -l "$limit" -p "$DEMO_PASSES" \
+			--drop $extra "$DEMO_MNT/set")
+		rc=$?
+		echo "$out"
+		[ $rc = 0 ] || fail "iopa-demo run -l $limit exited $rc"
+		got=$(field checksum "$out")
+		[ "$got" = "$expect" ] ||
+			fail "run -l $limit: checksum $got, gen wrote $expect"
+		if [ -n "$extra" ]; then
+			echo "$out" | grep -q '^verify: ok' || fail "run -l $limit: no 'verify: ok'"
+		fi
+		mbps=$(field mbytes_per_s "$out")
+		name="limit $limit"
+		if [ "$limit" = 0 ]; then
+			adapt_mbps=$mbps
+			name="adaptive (limit ranged $(echo "$out" |
+				sed -n 's/.*ranged \([0-9.]*\), ended at \([0-9]*\).*/\1, final \2/p'))"
+		elif awk -v a="$mbps" -v b="$best_fixed" 'BEGIN { exit !(a > b) }'; then
+			best_fixed=$mbps
+			best_limit=$limit
+		fi
+		line="round $round, $name: $(field jobs_per_s "$out") files/s,"
+		line="$line $mbps MB/s in $(field seconds "$out") s ($DEMO_PASSES pass(es));"
+		line="$line most jobs seen running at once: $(field max_running "$out")"
+		summary="$summary
   $line"
+	done
+	if [ -n "$adapt_mbps" ] && [ -n "$best_limit" ]; then
+		p=$(pct "$adapt_mbps" "$best_fixed")
+		adapt_pcts="$adapt_pcts $p"
+		summary="$summary
+  round $round: adaptive $p% of the best fixed (limit $best_limit)"
+	fi
+	round=$((round + 1))
 done
 
 # --- 5. iopa-sum: whole-tree checksums with kernel-chosen parallelism -----
 # iopa-sum -v ends with "... X MiB in S s (... files/s, M MiB/s); ...".
 sum_mibps() { sed -n 's/.* MiB in [0-9.]* s ([0-9]* files\/s, \([0-9.]*\) MiB\/s).*/\1/p' "$1" | tail -n 1; }
 IOPA_SUM=${IOPA_SUM:-/iopa/tools/iopa-sum/iopa-sum}
-sum_adapt=
-sum_best=0
-sum_best_limit=
+sum_pcts=""
 if [ -x "$IOPA_SUM" ]; then
-	drop_caches
-	echo
-	say "iopa-sum: sha256 of every file under $DEMO_MNT/set through libiopa's worker" \
-		"pool (adaptive limit), compared with sha256sum"
-	t0=$(date +%s)
-	"$IOPA_SUM" -v "$DEMO_MNT/set" >/tmp/iopa-sum.out 2>/tmp/iopa-sum.err ||
-		{ cat /tmp/iopa-sum.err; fail "iopa-sum exited non-zero"; }
-	t1=$(date +%s)
-	sum_adapt=$(sum_mibps /tmp/iopa-sum.err)
 	find "$DEMO_MNT/set" -type f | LC_ALL=C sort | xargs sha256sum >/tmp/sha256sum.out ||
 		fail "sha256sum"
-	cmp -s /tmp/iopa-sum.out /tmp/sha256sum.out ||
-		fail "iopa-sum and sha256sum disagree"
-	grep -v '^$' /tmp/iopa-sum.err | tail -n 3
-	say "iopa-sum: $(wc -l </tmp/iopa-sum.out) files in $((t1 - t0)) s, output identical to sha256sum's"
-	summary="$summary
-  iopa-sum: $(wc -l </tmp/iopa-sum.out) files, identical to sha256sum, ${sum_adapt:-?} MiB/s adaptive"
-	limits=$DEMO_SUM_LIMITS
-	[ "$limits" != best ] || limits=$best_limit
-	for l in $limits; do
-		drop_caches
-		"$IOPA_SUM" -v -l "$l" "$DEMO_MNT/set" >/tmp/iopa-sum-l.out 2>/tmp/iopa-sum-l.err ||
-			{ cat /tmp/iopa-sum-l.err; fail "iopa-sum -l $l exited non-zero"; }
-		cmp -s /tmp/iopa-sum-l.out /tmp/sha256sum.out ||
-			fail "iopa-sum -l $l and sha256sum disagree"
-		m=$(sum_mibps /tmp/iopa-sum-l.err)
-		say "iopa-sum -l $l: ${m:-?} MiB/s, output identical to sha256sum's"
-		summary="$summary, $m at limit $l"
-		if [ -n "$m" ] && awk -v a="$m" -v b="$sum_best" 'BEGIN { exit !(a > b) }'; then
-			sum_best=$m
-			sum_best_limit=$l
+	echo
+	say "iopa-sum: sha256 of every file under $DEMO_MNT/set through libiopa's worker" \
+		"pool, adaptive and at the limits '$DEMO_SUM_LIMITS', compared with" \
+		"sha256sum, in $DEMO_ROUNDS rounds"
+	round=1
+	while [ "$round" -le "$DEMO_ROUNDS" ]; do
+		sum_adapt=
+		sum_best=0
+		sum_best_limit=
+		# shellcheck disable=SC2086
+		for l in $(rotate $((round - 1)) adaptive $DEMO_SUM_LIMITS); do
+			drop_caches
+			lim=""
+			[ "$l" = adaptive ] || lim="-l $l"
+			t0=$(date +%s)
+			# shellcheck disable=SC2086
+			"$IOPA_SUM" -v $lim "$DEMO_MNT/set" >/tmp/iopa-sum.out 2>/tmp/iopa-sum.err ||
+				{ cat /tmp/iopa-sum.err; fail "iopa-sum $lim exited non-zero"; }
+			t1=$(date +%s)
+			cmp -s /tmp/iopa-sum.out /tmp/sha256sum.out ||
+				fail "iopa-sum $lim and sha256sum disagree"
+			m=$(sum_mibps /tmp/iopa-sum.err)
+			say "round $round, iopa-sum ${lim:-(adaptive)}: ${m:-?} MiB/s," \
+				"$(wc -l </tmp/iopa-sum.out) files in $((t1 - t0)) s, output identical to sha256sum's"
+			if [ "$l" = adaptive ]; then
+				sum_adapt=$m
+			elif [ -n "$m" ] && awk -v a="$m" -v b="$sum_best" 'BEGIN { exit !(a > b) }'; then
+				sum_best=$m
+				sum_best_limit=$l
+			fi
+		done
+		if [ -n "$sum_adapt" ] && [ -n "$sum_best_limit" ]; then
+			p=$(pct "$sum_adapt" "$sum_best")
+			sum_pcts="$sum_pcts $p"
+			summary="$summary
+  round $round: iopa-sum adaptive ${sum_adapt} MiB/s, $p% of the best fixed (limit $sum_best_limit, $sum_best MiB/s)"
 		fi
+		round=$((round + 1))
 	done
 fi
 
@@ -265,14 +305,18 @@ echo
 say "summary: $DEMO_NFILES files x $DEMO_SIZE read from $DEMO_DISK through /dev/iopa by $DEMO_WORKERS workers:$summary"
 say "every run returned checksum $expect, the one gen wrote; a plain re-read agreed;" \
 	"no fixed-limit run had more jobs running than its limit (MB = 10^6 bytes)"
-# Figures, not verdicts: the adaptive runs against the best fixed run.
-if [ -n "$adapt_mbps" ] && [ -n "$best_limit" ]; then
-	say "adaptive pct_of_best_fixed=$(pct "$adapt_mbps" "$best_fixed")" \
-		"($adapt_mbps MB/s; best fixed: limit $best_limit, $best_fixed MB/s)"
+# Figures, not verdicts: the adaptive runs against the best fixed run of
+# their round, runs of equal length; the median over the rounds.
+if [ -n "$adapt_pcts" ]; then
+	# shellcheck disable=SC2086
+	set -- $(median_range $adapt_pcts)
+	say "adaptive pct_of_best_fixed=$1 rounds=$(echo $adapt_pcts | wc -w) $2 $3" \
+		"(runs of $DEMO_PASSES passes each)"
 fi
-if [ -n "$sum_adapt" ] && [ -n "$sum_best_limit" ]; then
-	say "iopa-sum pct_of_best_fixed=$(pct "$sum_adapt" "$sum_best")" \
-		"($sum_adapt MiB/s; best fixed: limit $sum_best_limit, $sum_best MiB/s)"
+if [ -n "$sum_pcts" ]; then
+	# shellcheck disable=SC2086
+	set -- $(median_range $sum_pcts)
+	say "iopa-sum pct_of_best_fixed=$1 rounds=$(echo $sum_pcts | wc -w) $2 $3"
 fi
 say "PASS ($(($(date +%s) - t_start)) s)"
 exit 0
