@@ -10,6 +10,9 @@
  */
 #include "libiopa_test.h"
 
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
 /* What the user function does, and what it saw. */
 struct tb {
 	struct iopa_pool *pool;		/* for the calls fn must not make */
@@ -631,6 +634,59 @@ TEST_F_TIMEOUT(pool, adaptive_limit, 60)
 }
 
 /* Bad options and calls on the pool. */
+/* Open submitters of the context @ctx, all processes' (the listing). */
+static int open_submitters(int ctx)
+{
+	struct iopa_list l;
+
+	memset(&l, 0, sizeof(l));
+	l.entry_size = sizeof(struct iopa_sub_info);
+	if (ioctl(ctx, IOPA_IOC_LIST_SUBMITTERS, &l) < 0)
+		return -errno;
+	return (int)l.total;
+}
+
+/*
+ * A child forked while the pool lives holds none of the pool's fds: the
+ * parent's close ends the pool's submitter (cancelling its pending jobs)
+ * though the child is still there, and the child's pool calls answer
+ * ECHILD (Core round 2, item 9: the child's copy of the submitter fd
+ * kept it open).
+ */
+TEST_F(pool, fork_child_holds_no_pool_fd)
+{
+	struct iopa_pool_opts o = opts_of(1, 2, 60000, 1);
+	int go[2], st;
+	pid_t pid;
+
+	ASSERT_EQ(0, iopa_pool_init(&self->pool, self->ctx, &o));
+	ASSERT_EQ(0, iopa_pool_create_threads(self->pool, job_fn, &self->tb));
+	ASSERT_EQ(1, open_submitters(self->ctx));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct iopa_job j = { .fd = self->file, .len = 4096 };
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(iopa_pool_submit(self->pool, &j, 1) == -ECHILD &&
+		      iopa_pool_close(self->pool) == 0 ? 0 : 1);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
+	/* gone, while the child lives on */
+	EXPECT_EQ(0, open_submitters(self->ctx));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+}
+
 TEST_F(pool, errors)
 {
 	struct iopa_pool_opts o = opts_of(5, 4, 0, 0);
