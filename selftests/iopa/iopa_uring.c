@@ -2201,12 +2201,30 @@ TEST_F(uring, submit_job_not_lent)
 	close(bw);
 }
 
-/* A DEFER_TASKRUN ring: its task work runs only when it waits on it. */
-static int ring_init_deferred(struct io_uring *r)
+/*
+ * On a DEFER_TASKRUN ring (its task work runs only when it waits on it),
+ * a FETCH of @wfd into @w, parked (nothing queued yet), with a lease of
+ * @lease_ms set on the submitter @sfd first.  0, -EINVAL (no
+ * DEFER_TASKRUN here) or another -errno.
+ */
+static int park_deferred_fetch(struct io_uring *r, int wfd, int sfd,
+			       uint64_t lease_ms, struct iopa_work *w)
 {
+	int ret;
+
 	memset(r, 0, sizeof(*r));
-	return io_uring_queue_init(4, r, IORING_SETUP_SINGLE_ISSUER |
-				   IORING_SETUP_DEFER_TASKRUN);
+	ret = io_uring_queue_init(4, r, IORING_SETUP_SINGLE_ISSUER |
+				  IORING_SETUP_DEFER_TASKRUN);
+	if (ret)
+		return ret;
+	ret = iopa_set_lease(sfd, IOPA_MS_NS(lease_ms));
+	if (!ret)
+		ret = ring_prep_fetch(r, wfd, IOPA_URING_CMD_FETCH, w, 0, 1);
+	if (!ret)
+		ret = ring_submit(r, 1);
+	if (ret)
+		io_uring_queue_exit(r);
+	return ret;
 }
 
 /*
@@ -2228,14 +2246,10 @@ TEST_F_TIMEOUT(uring, served_fetch_lease_takes_job_back_undispatched, 60)
 	struct iopa_cqe c;
 	int ret;
 
-	ret = ring_init_deferred(&r);
+	ret = park_deferred_fetch(&r, self->wrk, self->sub, 100, &w);
 	if (ret == -EINVAL)
 		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
 	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, iopa_set_lease(self->sub, IOPA_MS_NS(100)));
-	ASSERT_EQ(0, ring_prep_fetch(&r, self->wrk, IOPA_URING_CMD_FETCH, &w,
-				     0, 1));
-	ASSERT_EQ(0, ring_submit(&r, 1));	/* parks: nothing queued */
 	ASSERT_EQ(1, iopa_submit_one_flags(self->sub, self->file, 5,
 					   IOPA_JOB_F_NO_REQUEUE, 0));
 	/* served at once; 3 leases pass before the ring is waited on */
@@ -2278,14 +2292,10 @@ TEST_F_TIMEOUT(uring, served_fetch_service_starts_at_hand_over, 60)
 	struct iopa_cqe c;
 	int ret;
 
-	ret = ring_init_deferred(&r);
+	ret = park_deferred_fetch(&r, self->wrk, self->sub, 400, &w);
 	if (ret == -EINVAL)
 		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
 	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, iopa_set_lease(self->sub, IOPA_MS_NS(400)));
-	ASSERT_EQ(0, ring_prep_fetch(&r, self->wrk, IOPA_URING_CMD_FETCH, &w,
-				     0, 1));
-	ASSERT_EQ(0, ring_submit(&r, 1));
 	ASSERT_EQ(1, iopa_submit_one_flags(self->sub, self->file, 6,
 					   IOPA_JOB_F_NO_REQUEUE, 0));
 	usleep(200 * 1000);	/* served, not claimed: the time measured */
@@ -2319,16 +2329,14 @@ TEST_F_TIMEOUT(uring, served_job_outlives_closed_submitter, 60)
 	struct iopa_work w;
 	int ret, sfd;
 
-	ret = ring_init_deferred(&r);
-	if (ret == -EINVAL)
-		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
-	ASSERT_EQ(0, ret);
 	sfd = iopa_submitter_create(self->ctx, 4);
 	ASSERT_LE(0, sfd);
-	ASSERT_EQ(0, iopa_set_lease(sfd, IOPA_MS_NS(50)));
-	ASSERT_EQ(0, ring_prep_fetch(&r, self->wrk, IOPA_URING_CMD_FETCH, &w,
-				     0, 1));
-	ASSERT_EQ(0, ring_submit(&r, 1));
+	ret = park_deferred_fetch(&r, self->wrk, sfd, 50, &w);
+	if (ret == -EINVAL) {
+		close(sfd);
+		SKIP(return, "no IORING_SETUP_DEFER_TASKRUN");
+	}
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(1, iopa_submit_one(sfd, self->file, 8));
 	close(sfd);
 	ASSERT_EQ(0, ring_wait(&r, &cqe, IOPA_LONG_MS));
