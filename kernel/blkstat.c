@@ -130,13 +130,15 @@ static void iopa_blkdev_free_rcu(struct rcu_head *rcu)
  * Context: may sleep.
  * Return: the device's entry, to read with iopa_blkstat_read_bytes() and
  * give back with iopa_blkstat_put(); NULL for a device that sees no
- * requests (major 0: tmpfs, memfd...) or when out of memory (reads 0).
+ * requests (major 0: tmpfs, memfd...), without the tracepoint, or when
+ * out of memory (reads 0).
  */
 struct iopa_blkdev *iopa_blkstat_get(dev_t dev)
 {
 	struct iopa_blkdev *d;
 
-	if (!MAJOR(dev))
+	/* Nothing would count it: no tracepoint, or no requests (major 0). */
+	if (!MAJOR(dev) || !iopa_rq_complete_tp)
 		return NULL;
 	mutex_lock(&iopa_blkdevs_lock);
 	d = iopa_blkdev_lookup(dev);
@@ -144,10 +146,11 @@ struct iopa_blkdev *iopa_blkstat_get(dev_t dev)
 		d->users++;
 		goto out;
 	}
-	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
+	/* Shared by the groups of every user: charged to no one's memcg. */
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)
 		goto out;
-	d->pc = alloc_percpu_gfp(struct iopa_blkdev_pcpu, GFP_KERNEL_ACCOUNT);
+	d->pc = alloc_percpu_gfp(struct iopa_blkdev_pcpu, GFP_KERNEL);
 	if (!d->pc) {
 		kfree(d);
 		d = NULL;
