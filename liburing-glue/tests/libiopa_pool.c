@@ -656,7 +656,7 @@ static int open_submitters(int ctx)
 TEST_F(pool, fork_child_holds_no_pool_fd)
 {
 	struct iopa_pool_opts o = opts_of(1, 2, 60000, 1);
-	int go[2], st;
+	int go[2], st, i;
 	pid_t pid;
 
 	ASSERT_EQ(0, iopa_pool_init(&self->pool, self->ctx, &o));
@@ -678,7 +678,14 @@ TEST_F(pool, fork_child_holds_no_pool_fd)
 	close(go[0]);
 	ASSERT_EQ(0, iopa_pool_close(self->pool));
 	self->pool = NULL;
-	/* gone, while the child lives on */
+	/*
+	 * Gone, while the child lives on.  fork() may return here before
+	 * the child has run its atfork handler, which closes its copies: a
+	 * bounded wait for that; a child that kept its copy would hold the
+	 * submitter for good.
+	 */
+	for (i = 0; i < 200 && open_submitters(self->ctx) > 0; i++)
+		usleep(10 * 1000);
 	EXPECT_EQ(0, open_submitters(self->ctx));
 	ASSERT_EQ(1, write(go[1], "x", 1));
 	close(go[1]);
