@@ -68,9 +68,19 @@
  */
 #define IOPA_GROUP_PEAK_CYCLES	16
 
+/*
+ * A join splits the budget again at once while its group is small; in a
+ * larger one, only once the joins since the last split are a quarter
+ * of its members (and at every cycle's end), so each join's share of
+ * the O(members) split is O(1).  The joins in between take a share of
+ * their own (iopa_group_join_share()).
+ */
+#define IOPA_GROUP_JOIN_BATCH	4
+
 #include <linux/cgroup.h>
 #include <linux/debugfs.h>
 #include <linux/math64.h>
+#include <linux/rbtree.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -110,6 +120,13 @@
  *	all its users' (0: not known)
  * @dead: M: the last member left; no cycle may re-arm
  * @changed: M: members joined or left during the cycle under way
+ * @cgs: M: the members' cgroups (struct iopa_group_cg), by id
+ * @active_cgs: M: the cgroups of active members at the last split, in
+ *	rank order
+ * @joins: M: members that joined since the last split
+ * @splits: M: splits done
+ * @split_steps: M: members and cgroups the splits walked (debugfs: a
+ *	split is O(members + cgroups))
  */
 struct iopa_group {
 	struct list_head	node;		/* G */
@@ -141,6 +158,37 @@ struct iopa_group {
 	u64			dev_tput;	/* M */
 	bool			dead;		/* M */
 	bool			changed;	/* M */
+	struct rb_root		cgs;		/* M */
+	struct list_head	active_cgs;	/* M */
+	u32			joins;		/* M */
+	u64			splits;		/* M */
+	u64			split_steps;	/* M */
+};
+
+/**
+ * struct iopa_group_cg - the members of a group in one cgroup
+ * @node: M: on the group's @cgs
+ * @active_node: M: on the group's @active_cgs, if @nr_active
+ * @id: I: the cgroup's id
+ * @nr_members: M: members in the cgroup
+ * @nr_active: M: active ones at the last split
+ * @weight: M: the largest weight of those
+ * @rank: M: the cgroup's rank among the active ones then
+ * @part: M: and its part of the budget
+ *
+ * The per-cgroup sums that keep a split O(members + cgroups), as
+ * blk-iocost keeps its hierarchical weight sums.  Made by the first
+ * member of the cgroup to join, freed by the last to leave.
+ */
+struct iopa_group_cg {
+	struct rb_node		node;
+	struct list_head	active_node;
+	u64			id;
+	u32			nr_members;
+	u32			nr_active;
+	u32			weight;
+	u32			rank;
+	u32			part;
 };
 
 /* G: the groups; taken before any group's lock. */
@@ -253,50 +301,111 @@ static bool iopa_group_member_active(struct iopa_submitter *sub)
 	       sub->nr[IOPA_JOB_RUNNING];
 }
 
-/*
- * Is @sub the first active member of its cgroup (the one that counts the
- * cgroup)?  If so, *@w is the cgroup's weight: the largest of its
- * active members' (as snapshot for this split).
- */
-static bool iopa_group_cgroup_first(struct iopa_group *g,
-				    struct iopa_submitter *sub, u32 *w)
+/* The cgroup entry of @id in @g, made (counting no member) if @make. */
+static struct iopa_group_cg *
+iopa_group_cg_find(struct iopa_group *g, u64 id, bool make)
 {
-	struct iopa_submitter *o;
+	struct rb_node **link = &g->cgs.rb_node, *parent = NULL;
+	struct iopa_group_cg *cg;
 
 	lockdep_assert_held(&g->lock);
-	if (!sub->group_active)
-		return false;
-	list_for_each_entry(o, &g->members, group_node) {
-		if (!o->group_active || o->cgroup_id != sub->cgroup_id)
-			continue;
-		if (o != sub)
-			return false;
-		break;
+	while (*link) {
+		parent = *link;
+		cg = rb_entry(parent, struct iopa_group_cg, node);
+		if (id == cg->id)
+			return cg;
+		link = id < cg->id ? &parent->rb_left : &parent->rb_right;
 	}
-	*w = 0;
-	list_for_each_entry(o, &g->members, group_node)
-		if (o->group_active && o->cgroup_id == sub->cgroup_id &&
-		    o->group_weight > *w)
-			*w = o->group_weight;
-	return true;
+	if (!make)
+		return NULL;
+	cg = kzalloc(sizeof(*cg), GFP_KERNEL_ACCOUNT);
+	if (!cg)
+		return NULL;
+	cg->id = id;
+	INIT_LIST_HEAD(&cg->active_node);
+	rb_link_node(&cg->node, parent, link);
+	rb_insert_color(&cg->node, &g->cgs);
+	return cg;
+}
+
+/* @sub, out of @g, no longer counts in its cgroup's entry. */
+static void iopa_group_cg_put(struct iopa_group *g, struct iopa_submitter *sub)
+{
+	struct iopa_group_cg *cg = sub->group_cg;
+
+	lockdep_assert_held(&g->lock);
+	sub->group_cg = NULL;
+	if (--cg->nr_members)
+		return;
+	list_del(&cg->active_node);
+	rb_erase(&cg->node, &g->cgs);
+	kfree(cg);
+}
+
+/*
+ * A member's share, applied: its limit (within its own bounds), and what
+ * GET_STATE shows of the group.
+ */
+static void iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
+			     const struct iopa_ctl_params *p, u32 share,
+			     u32 budget, u32 r, u64 tput)
+{
+	u32 old;
+
+	iopa_ctx_lock(sub->ctx);
+	/* Pinned, and on its way out (iopa_group_leave()): its own. */
+	if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
+		iopa_ctx_unlock(sub->ctx);
+		return;
+	}
+	share = iopa_ctl_clamp_limit(&sub->ctl, p, share ? share : 1);
+	old = sub->limit;
+	sub->limit = share;
+	sub->group_budget = budget;
+	sub->group_sharers = g->sharers;
+	sub->group_cycles = (u32)g->cycles;
+	sub->group_mode = iopa_ctl_mode(&g->ctl);
+	sub->group_cycle_ms = iopa_ctl_next_cycle_ms(&g->ctl, p);
+	sub->group_knee = iopa_ctl_knee(&g->ctl);
+	iopa_sub_update(sub);
+	if (share != old) {
+		sub->changes++;
+		trace_iopa_limit_change(sub->ctx->id, sub->id, old, share,
+					iopa_ctl_mode(&g->ctl), r, tput);
+	}
+	if (share > old)
+		iopa_kick_workers(sub->ctx, share - old);
+	iopa_ctx_unlock(sub->ctx);
 }
 
 /*
  * Split the budget: among the active members' cgroups by weight, then
- * equally within a cgroup.  Two passes over the members: the first
- * notes who is active (and clears the cycle's demand), the second
- * computes each member's share from the per-cgroup sums of the first.
+ * equally within a cgroup.  Two passes over the members and two over
+ * the active cgroups, O(members + cgroups): the first notes who is
+ * active (and clears the cycle's demand), ranks each active member in
+ * its cgroup and each cgroup among the active ones (both in member
+ * order: a cgroup's rank is that of its first active member), and sums
+ * each cgroup's weight (the largest of its active members'); the
+ * cgroups' parts follow, then each member's share of its cgroup's.
  */
 static void iopa_group_split(struct iopa_group *g,
 			     const struct iopa_ctl_params *p, bool cycle_end,
 			     u32 r, u64 tput)
 {
-	struct iopa_submitter *sub, *o;
-	u32 budget, sharers = 0, active = 0, left;
-	u64 wsum = 0;
+	struct iopa_group_cg *cg, *tmp;
+	struct iopa_submitter *sub;
+	u32 budget, sharers = 0, active = 0, left, turn;
+	u64 wsum = 0, steps = 0;
 
 	lockdep_assert_held(&g->lock);
+	list_for_each_entry_safe(cg, tmp, &g->active_cgs, active_node) {
+		cg->nr_active = 0;
+		cg->weight = 0;
+		list_del_init(&cg->active_node);
+		steps++;
+	}
 	list_for_each_entry(sub, &g->members, group_node) {
+		steps++;
 		iopa_ctx_lock(sub->ctx);
 		/* Pinned, and on its way out: no share, no part. */
 		sub->group_active = iopa_group_member_active(sub) &&
@@ -304,11 +413,20 @@ static void iopa_group_split(struct iopa_group *g,
 				    IOPA_CTL_MODE_FIXED;
 		/* One weight per member for the whole split. */
 		sub->group_weight = READ_ONCE(sub->weight);
-		active += sub->group_active;
 		/* Demand is the cycle's evidence: only its end clears it. */
 		if (cycle_end)
 			sub->group_demand = false;
 		iopa_ctx_unlock(sub->ctx);
+		if (!sub->group_active)
+			continue;
+		active++;
+		cg = sub->group_cg;
+		if (!cg->nr_active++) {
+			cg->rank = sharers++;
+			list_add_tail(&cg->active_node, &g->active_cgs);
+		}
+		sub->group_rank = cg->nr_active - 1;
+		cg->weight = max(cg->weight, sub->group_weight);
 	}
 	/*
 	 * Each active member runs at least one job, whatever the budget: a
@@ -340,84 +458,73 @@ static void iopa_group_split(struct iopa_group *g,
 		g->below = 0;
 	}
 	budget = iopa_ctl_limit(&g->ctl);
-	/* Per cgroup, once (its first active member counts it). */
-	list_for_each_entry(sub, &g->members, group_node) {
-		u32 w;
-
-		if (!iopa_group_cgroup_first(g, sub, &w))
-			continue;
-		sub->group_crank = sharers++;
-		wsum += w;
-	}
 	g->sharers = sharers;
-	/* What the cgroups' parts leave of the budget, rounded down. */
+	list_for_each_entry(cg, &g->active_cgs, active_node) {
+		wsum += cg->weight;
+		steps++;
+	}
+	/*
+	 * Each cgroup's part, rounded down; the budget's rest one job each
+	 * to the cgroups in turn (each cycle the next: a static order would
+	 * favour the first).
+	 */
 	left = budget;
-	list_for_each_entry(sub, &g->members, group_node) {
-		u32 w;
-
-		if (iopa_group_cgroup_first(g, sub, &w))
-			left -= (u32)div64_u64((u64)budget * w, wsum);
+	list_for_each_entry(cg, &g->active_cgs, active_node) {
+		cg->part = wsum ? (u32)div64_u64((u64)budget * cg->weight,
+						 wsum) : 0;
+		left -= cg->part;
+		steps++;
 	}
+	turn = (u32)g->cycles;
+	list_for_each_entry(cg, &g->active_cgs, active_node)
+		if ((cg->rank + turn) % sharers < left)
+			cg->part++;
 
 	list_for_each_entry(sub, &g->members, group_node) {
-		struct iopa_submitter *first = NULL;
-		u32 w = 0, n = 0, rank = 0, share, old, turn;
-		u64 v;
+		u32 share = 1, n;
 
-		list_for_each_entry(o, &g->members, group_node) {
-			if (!o->group_active || o->cgroup_id != sub->cgroup_id)
-				continue;
-			if (!first)
-				first = o;
-			if (o == sub)
-				rank = n;
-			n++;
-		}
-		if (sub->group_active && wsum &&
-		    iopa_group_cgroup_first(g, first, &w)) {
+		steps++;
+		cg = sub->group_cg;
+		/* Idle: one job, to start again at once. */
+		if (sub->group_active && wsum) {
 			/*
-			 * The cgroup's part, the budget's rest one job each to
-			 * the cgroups in turn; within it equal shares, its
-			 * rest one job each to the members in turn (each cycle
-			 * the next: a static order would favour the first).
+			 * Equal shares of the cgroup's part; its rest one job
+			 * each to the members in turn, the next member each
+			 * time round the cgroups.
 			 */
-			turn = (u32)g->cycles;
-			v = div64_u64((u64)budget * w, wsum);
-			if ((first->group_crank + turn) % sharers < left)
-				v++;
-			share = (u32)div_u64(v, n);
-			/* Inside, the next member each time round the cgroups. */
-			if ((rank + turn / sharers) % n < v - (u64)share * n)
+			n = cg->nr_active;
+			share = cg->part / n;
+			if ((sub->group_rank + turn / sharers) % n <
+			    cg->part - share * n)
 				share++;
-		} else {
-			/* Idle: one job, to start again at once. */
-			share = 1;
 		}
-		iopa_ctx_lock(sub->ctx);
-		/* Pinned, and on its way out (iopa_group_leave()): its own. */
-		if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
-			iopa_ctx_unlock(sub->ctx);
-			continue;
-		}
-		share = iopa_ctl_clamp_limit(&sub->ctl, p, share ? share : 1);
-		old = sub->limit;
-		sub->limit = share;
-		sub->group_budget = budget;
-		sub->group_sharers = sharers;
-		sub->group_cycles = (u32)g->cycles;
-		sub->group_mode = iopa_ctl_mode(&g->ctl);
-		sub->group_cycle_ms = iopa_ctl_next_cycle_ms(&g->ctl, p);
-		sub->group_knee = iopa_ctl_knee(&g->ctl);
-		iopa_sub_update(sub);
-		if (share != old) {
-			sub->changes++;
-			trace_iopa_limit_change(sub->ctx->id, sub->id, old, share,
-						iopa_ctl_mode(&g->ctl), r, tput);
-		}
-		if (share > old)
-			iopa_kick_workers(sub->ctx, share - old);
-		iopa_ctx_unlock(sub->ctx);
+		iopa_group_apply(g, sub, p, share, budget, r, tput);
 	}
+	g->joins = 0;
+	g->splits++;
+	g->split_steps += steps;
+}
+
+/*
+ * A member that joined between splits, until the next: its cgroup's
+ * part shared with one more member, or if its cgroup has none, the
+ * budget shared with one more cgroup; at least one job.  The others
+ * keep theirs: the budget may be passed by these shares until the next
+ * split, a quarter of the members' joins or a cycle away at most.
+ */
+static void iopa_group_join_share(struct iopa_group *g,
+				  struct iopa_submitter *sub,
+				  const struct iopa_ctl_params *p)
+{
+	struct iopa_group_cg *cg = sub->group_cg;
+	u32 budget = iopa_ctl_limit(&g->ctl), share;
+
+	lockdep_assert_held(&g->lock);
+	if (cg->nr_active)
+		share = cg->part / (cg->nr_active + 1);
+	else
+		share = budget / (g->sharers + 1);
+	iopa_group_apply(g, sub, p, max(share, 1U), budget, 1000, g->tput);
 }
 
 static void iopa_group_work_fn(struct work_struct *work)
@@ -510,6 +617,8 @@ static struct iopa_group *iopa_group_get(dev_t dev,
 	if (!g)
 		return NULL;
 	g->dev = dev;
+	g->cgs = RB_ROOT;
+	INIT_LIST_HEAD(&g->active_cgs);
 	/* Without counts (no memory) the group sees no competitor. */
 	g->blk = iopa_blkstat_get(dev);
 	g->id = ++iopa_next_group_id;
@@ -551,6 +660,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 {
 	struct iopa_ctx *ctx = sub->ctx;
 	struct iopa_ctl_params p;
+	struct iopa_group_cg *cg;
 	struct iopa_ctl ctl;
 	struct iopa_group *g;
 	bool fresh;
@@ -577,12 +687,20 @@ void iopa_group_join(struct iopa_submitter *sub)
 	}
 	mutex_lock(&g->lock);
 	fresh = !g->nr_members;
+	/* Its cgroup's entry: without one (no memory) it stays out. */
+	cg = iopa_group_cg_find(g, sub->cgroup_id, true);
+	if (!cg)
+		goto out_unlock;
 	iopa_ctx_lock(ctx);
 	/* Closed, pinned or switched meanwhile: stay out. */
 	if (sub->closed || sub->group ||
 	    iopa_ctl_policy(&sub->ctl) != IOPA_CTL_POLICY_BRACKET ||
 	    iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
 		iopa_ctx_unlock(ctx);
+		if (!cg->nr_members) {
+			rb_erase(&cg->node, &g->cgs);
+			kfree(cg);
+		}
 		goto out_unlock;
 	}
 	sub->group = g;
@@ -590,6 +708,8 @@ void iopa_group_join(struct iopa_submitter *sub)
 	list_add_tail(&sub->group_node, &g->members);
 	g->nr_members++;
 	iopa_ctx_unlock(ctx);
+	sub->group_cg = cg;
+	cg->nr_members++;
 	if (fresh) {
 		iopa_group_cycle_begin(g, ktime_get_ns(),
 				       iopa_measure_cpu_idle_us());
@@ -598,7 +718,11 @@ void iopa_group_join(struct iopa_submitter *sub)
 	} else {
 		g->changed = true;
 	}
-	iopa_group_split(g, &p, false, 1000, g->tput);
+	/* Split at once while that is cheap for the joins (see the top). */
+	if (++g->joins * IOPA_GROUP_JOIN_BATCH >= g->nr_members)
+		iopa_group_split(g, &p, false, 1000, g->tput);
+	else
+		iopa_group_join_share(g, sub, &p);
 out_unlock:
 	if (!g->nr_members) {
 		list_del(&g->node);
@@ -659,6 +783,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	list_del(&sub->group_node);
 	g->nr_members--;
 	g->changed = true;
+	iopa_group_cg_put(g, sub);
 	old = sub->limit;
 	if (iopa_ctl_mode(&sub->ctl) != IOPA_CTL_MODE_FIXED) {
 		/* Adapt alone again, from the share it had. */
@@ -722,18 +847,19 @@ static int iopa_groups_show(struct seq_file *m, void *v)
 	struct iopa_submitter *sub;
 	struct iopa_group *g;
 
-	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s\n");
+	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s splits split_steps\n");
 	seq_puts(m, "  member: ctx sub cgroup weight active limit\n");
 	mutex_lock(&iopa_groups_lock);
 	list_for_each_entry(g, &iopa_groups, node) {
 		mutex_lock(&g->lock);
-		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu\n",
+		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu %llu %llu\n",
 			   g->id,
 			   MAJOR(g->dev), MINOR(g->dev),
 			   iopa_ctl_policy_name(iopa_ctl_policy(&g->ctl)),
 			   iopa_ctl_mode_name(iopa_ctl_mode(&g->ctl)),
 			   iopa_ctl_limit(&g->ctl), g->nr_members, g->sharers,
-			   g->cycles, g->changes, g->tput, g->dev_tput);
+			   g->cycles, g->changes, g->tput, g->dev_tput,
+			   g->splits, g->split_steps);
 		list_for_each_entry(sub, &g->members, group_node) {
 			iopa_ctx_lock(sub->ctx);
 			seq_printf(m, "  member: %u %u %llu %u %d %u\n",

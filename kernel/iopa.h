@@ -250,15 +250,16 @@ struct iopa_sub_metrics {
  * @cgroup_id: I: the creating task's cgroup (v2), the unit of the split
  *	of a device's budget
  * @weight: A (written under L): weight in that split, IOPA_WEIGHT_*
+ * @user: I: the creating user's charge (user.c), given back at close
  * @group: L and the group's lock (written under both): the device group
  *	whose budget the submitter shares, or NULL (group.c)
  * @group_node: the group's lock: on the group's members
  * @group_demand: L: demand since the group's last cycle
  * @group_active: the group's lock: active at the last split
  * @group_weight: the group's lock: @weight as of the last split
- * @group_crank: the group's lock: at the last split, the rank of this
- *	submitter's cgroup among the active ones (set on its first active
- *	member only)
+ * @group_cg: the group's lock: its cgroup's entry in the group (group.c)
+ * @group_rank: the group's lock: at the last split, its rank among its
+ *	cgroup's active members
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
  * @group_cycles: L: the group's cycles at the last split
@@ -313,12 +314,14 @@ struct iopa_submitter {
 	char			comm[TASK_COMM_LEN]; /* I */
 	u64			cgroup_id;	/* I */
 	u32			weight;		/* A */
+	struct iopa_user	*user;		/* I */
 	struct iopa_group	*group;		/* L + group */
 	struct list_head	group_node;	/* group */
 	bool			group_demand;	/* L */
 	bool			group_active;	/* group */
 	u32			group_weight;	/* group */
-	u32			group_crank;	/* group */
+	struct iopa_group_cg	*group_cg;	/* group */
+	u32			group_rank;	/* group */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
 	u32			group_cycles;	/* L */
@@ -381,7 +384,7 @@ struct iopa_worker {
  * @sub: I: the submitter; the job holds a reference on it
  * @worker: L: the holder while RUNNING
  * @file: L: the job's file, referenced until the job ends
- * @pin: L: the charge of @file to the submitting user (pin.c), with it
+ * @user: L: the charge of @file to the submitting user (user.c), with it
  * @id: I: unique within the context once queued
  * @user_data: I: the submitter's cookie
  * @offset: I: byte range start
@@ -428,7 +431,7 @@ struct iopa_kjob {
 	struct iopa_submitter	*sub;		/* I */
 	struct iopa_worker	*worker;	/* L */
 	struct file		*file;		/* L */
-	struct iopa_pin		*pin;		/* L */
+	struct iopa_user	*user;		/* L */
 	u64			id;		/* I */
 	u64			user_data;	/* I */
 	u64			offset;		/* I */
@@ -572,6 +575,7 @@ enum iopa_param {
  * struct iopa_tunables - root-writable knobs, shown in sysfs
  * @max_jobs: outstanding (submitted, unreaped) jobs per submitter
  * @max_submitters: live submitters per context
+ * @max_user_submitters: live submitters per user, module-wide (user.c)
  * @max_workers: live workers per context
  * @max_total_jobs: jobs of the whole module (iopa_totals.jobs)
  *
@@ -580,6 +584,7 @@ enum iopa_param {
 struct iopa_tunables {
 	unsigned int		max_jobs;
 	unsigned int		max_submitters;
+	unsigned int		max_user_submitters;
 	unsigned int		max_workers;
 	unsigned int		max_total_jobs;
 };
@@ -673,11 +678,13 @@ void iopa_blkstat_debugfs(struct dentry *dir);
 void iopa_blkstat_init(void);
 void iopa_blkstat_exit(void);
 
-/* pin.c */
-struct iopa_pin;
-struct iopa_pin *iopa_pin_charge(void);
-void iopa_pin_uncharge(struct iopa_pin *pin);
-void iopa_pin_exit(void);
+/* user.c */
+struct iopa_user;
+struct iopa_user *iopa_user_pin(void);
+void iopa_user_unpin(struct iopa_user *u);
+struct iopa_user *iopa_user_add_sub(unsigned int max);
+void iopa_user_del_sub(struct iopa_user *u);
+void iopa_user_exit(void);
 
 /* order.c */
 u64 iopa_order_locate(struct file *file, u64 offset);

@@ -8,7 +8,7 @@
  *
  *   params.c   settings and totals         sysfs.c  their sysfs files
  *   trace.c    trace events                ctl.c    the limit policies
- *   blkstat.c  per-device block counters   pin.c    files charged to users
+ *   blkstat.c  per-device block counters   user.c   what users hold
  *   order.c    dispatch order              runq.c   run queue, wakeups
  *   measure.c  what a job cost             group.c  device groups
  *   limit.c    per-submitter cycles, limit commands
@@ -17,7 +17,7 @@
  *   state.c    GET_STATE, listing, debugfs
  *
  * Each calls only files of lower layers: ctl < params, trace, blkstat,
- * pin, order < runq, measure < group < limit < queue < ioctl, uring,
+ * user, order < runq, measure < group < limit < queue < ioctl, uring,
  * state, sysfs < main (tools/check/kernel-layers.py checks it on the
  * objects).  Each
  * open of /dev/iopa is a context (queue.c); the ABI is in
@@ -211,7 +211,7 @@ static void __exit iopa_exit(void)
 	iopa_debugfs_exit();
 	iopa_blkstat_exit();
 	iopa_queue_exit();
-	iopa_pin_exit();
+	iopa_user_exit();
 }
 
 module_init(iopa_init);

@@ -52,7 +52,7 @@ long iopa_totals_nr(enum iopa_job_state state)
  * The queue's bounds, each with why it is what it is.  A job object is
  * 208 bytes of slab (struct iopa_kjob on x86-64), charged to the
  * submitter's memory cgroup, plus the reference on its file (charged to
- * its user: pin.c).
+ * its user: user.c).
  */
 struct iopa_tunables iopa_tunables = {
 	/*
@@ -62,6 +62,11 @@ struct iopa_tunables iopa_tunables = {
 	.max_jobs	= 16384,
 	/* A service's threads, each with its own submitter, per context. */
 	.max_submitters	= 256,
+	/*
+	 * Four contexts' worth: every device group's split walks its
+	 * members (group.c), and a user may open any number of contexts.
+	 */
+	.max_user_submitters = 1024,
 	/*
 	 * 16 per CPU of a 64-CPU host: well above max_limit's 256 running
 	 * jobs, which the workers must be able to cover.

@@ -9,7 +9,7 @@
  * through ops they set: a job's ops (job->ops: a front-end that reports
  * the job's end itself) and a context's park ops (runq.c).  Below it:
  * the limit layer (limit.c: each submitter's cycle), measure.c, the run
- * queue (runq.c), dispatch order (order.c), pin.c and params.c.
+ * queue (runq.c), dispatch order (order.c), user.c and params.c.
  *
  * A context (an open of /dev/iopa) creates submitter and worker fds.
  * Submitters queue jobs; workers fetch them.  Dispatch serves the
@@ -259,7 +259,7 @@ static void iopa_job_put_file(struct iopa_kjob *job)
 {
 	fput(job->file);
 	job->file = NULL;
-	iopa_pin_uncharge(job->pin);
+	iopa_user_unpin(job->user);
 }
 
 /* Free a job that is GONE or NEW, outside ctx->lock. */
@@ -785,13 +785,13 @@ static bool iopa_job_file_ok(const struct file *file)
  *	taken by iopa_sub_reserve()
  *
  * Return: 0, -EINVAL, -EBADF, -ETOOMANYREFS (the user pins as many files
- * through jobs as RLIMIT_NOFILE allows: pin.c) or -ENOMEM.
+ * through jobs as RLIMIT_NOFILE allows: user.c) or -ENOMEM.
  */
 int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		  struct list_head *batch, struct iopa_kjob **jobp)
 {
 	struct iopa_kjob *job;
-	struct iopa_pin *pin;
+	struct iopa_user *user;
 	struct file *file;
 
 	if ((desc->flags & ~IOPA_JOB_F_MASK) || desc->reserved)
@@ -805,21 +805,21 @@ int iopa_kjob_new(struct iopa_submitter *sub, const struct iopa_job *desc,
 		fput(file);
 		return -EINVAL;
 	}
-	pin = iopa_pin_charge();
-	if (IS_ERR(pin)) {
+	user = iopa_user_pin();
+	if (IS_ERR(user)) {
 		fput(file);
-		return PTR_ERR(pin);
+		return PTR_ERR(user);
 	}
 	job = kmem_cache_zalloc(iopa_job_cache, GFP_KERNEL);
 	if (!job) {
-		iopa_pin_uncharge(pin);
+		iopa_user_unpin(user);
 		fput(file);
 		return -ENOMEM;
 	}
 	kref_get(&sub->ref);
 	job->sub = sub;
 	job->file = file;
-	job->pin = pin;
+	job->user = user;
 	job->user_data = desc->user_data;
 	job->offset = desc->offset;
 	job->len = desc->len;
@@ -1203,6 +1203,7 @@ void iopa_sub_close(struct iopa_submitter *sub)
 	iopa_ctx_lock(ctx);
 	sub->closed = true;
 	ctx->nr_submitters--;
+	iopa_user_del_sub(sub->user);
 	list_del(&sub->ctx_node);
 	list_del_init(&sub->rr_node);
 	n = iopa_sub_drop_list(sub, &sub->pending, IOPA_JOB_PENDING, &gc);
@@ -1223,17 +1224,25 @@ void iopa_sub_close(struct iopa_submitter *sub)
  * @ctx: the context
  * @limit: its fixed limit, 0 to adapt
  *
- * Return: the fd, -ENOMEM, -ENOSPC (max_submitters) or another errno of
- * anon_inode_getfd().
+ * Return: the fd, -ENOMEM, -ENOSPC (max_submitters), -EDQUOT
+ * (max_user_submitters) or another errno of anon_inode_getfd().
  */
 int iopa_sub_create(struct iopa_ctx *ctx, u32 limit)
 {
+	unsigned int max = READ_ONCE(iopa_tunables.max_user_submitters);
 	struct iopa_submitter *sub;
+	struct iopa_user *user;
 	int fd;
 
+	user = iopa_user_add_sub(max);
+	if (IS_ERR(user))
+		return PTR_ERR(user);
 	sub = kzalloc(sizeof(*sub), GFP_KERNEL_ACCOUNT);
-	if (!sub)
+	if (!sub) {
+		iopa_user_del_sub(user);
 		return -ENOMEM;
+	}
+	sub->user = user;
 	kref_init(&sub->ref);
 	INIT_LIST_HEAD(&sub->pending);
 	sub->sorted = RB_ROOT;
@@ -1250,6 +1259,7 @@ int iopa_sub_create(struct iopa_ctx *ctx, u32 limit)
 	iopa_ctx_lock(ctx);
 	if (ctx->nr_submitters >= READ_ONCE(iopa_tunables.max_submitters)) {
 		iopa_ctx_unlock(ctx);
+		iopa_user_del_sub(user);
 		put_pid(sub->pid);
 		kfree(sub);
 		return -ENOSPC;
@@ -1269,6 +1279,7 @@ int iopa_sub_create(struct iopa_ctx *ctx, u32 limit)
 		iopa_ctx_lock(ctx);
 		sub->closed = true;
 		ctx->nr_submitters--;
+		iopa_user_del_sub(user);
 		list_del(&sub->ctx_node);
 		iopa_ctx_unlock(ctx);
 		iopa_limit_stop(sub);

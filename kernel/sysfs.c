@@ -63,6 +63,12 @@ static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
 		.min	= 1,
 		.max	= 65536,
 	}, {
+		.dattr	= __ATTR(max_user_submitters, 0644, iopa_tunable_show,
+				 iopa_tunable_store),
+		.val	= &iopa_tunables.max_user_submitters,
+		.min	= 1,
+		.max	= 1048576,
+	}, {
 		.dattr	= __ATTR(max_workers, 0644, iopa_tunable_show,
 				 iopa_tunable_store),
 		.val	= &iopa_tunables.max_workers,
@@ -157,6 +163,7 @@ static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_tunable_attr_tbl[1].dattr.attr,
 	&iopa_tunable_attr_tbl[2].dattr.attr,
 	&iopa_tunable_attr_tbl[3].dattr.attr,
+	&iopa_tunable_attr_tbl[4].dattr.attr,
 	&iopa_param_attr_tbl[0].dattr.attr,
 	&iopa_param_attr_tbl[1].dattr.attr,
 	&iopa_param_attr_tbl[2].dattr.attr,

@@ -1363,7 +1363,7 @@ static int set_cycles(uint32_t fast, uint32_t normal, uint32_t hold)
 }
 
 #define NR_WORKERS	32
-#define MAX_SUBS	3
+#define MAX_SUBS	12
 /* Jobs kept outstanding per submitter, so that jobs always wait (demand). */
 #define QUEUED		256
 #define BLOCK		4096
@@ -2177,6 +2177,42 @@ TEST_F_TIMEOUT(load, shared_device_budget_not_below_members, 120)
 
 #define DEBUGFS_GROUPS	"/sys/kernel/debug/iopa/groups"
 
+/* A group line of <debugfs>/iopa/groups (its header names the fields). */
+struct group_line {
+	unsigned int budget, members, sharers;
+	unsigned long long cycles, changes, bytes, dev_bytes, splits, steps;
+};
+
+/*
+ * The first group line of <debugfs>/iopa/groups.  0, or -errno (-ENOENT:
+ * no debugfs, or no group; -EPROTO: a line without the split counts).
+ */
+static int group_line(struct group_line *g)
+{
+	char line[512];
+	FILE *f;
+	int r = -ENOENT;
+
+	if (access(DEBUGFS_GROUPS, F_OK) &&
+	    mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL))
+		return -errno;
+	f = fopen(DEBUGFS_GROUPS, "re");
+	if (!f)
+		return -errno;
+	/* the header, then group lines; member lines start with blanks */
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] < '0' || line[0] > '9')
+			continue;
+		r = sscanf(line, "%*u %*u:%*u %*s %*s %u %u %u %llu %llu %llu %llu %llu %llu",
+			   &g->budget, &g->members, &g->sharers, &g->cycles,
+			   &g->changes, &g->bytes, &g->dev_bytes, &g->splits,
+			   &g->steps) == 9 ? 0 : -EPROTO;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
 /*
  * The first group line of <debugfs>/iopa/groups: its members' and its
  * device's bytes per second in the last group cycle.  0, or -errno
@@ -2373,6 +2409,58 @@ TEST_F_TIMEOUT(load, device_counted_only_while_grouped, 120)
 	close(sub);
 	EXPECT_EQ(0, devices_lists(sb.st_rdev, &attached));
 	EXPECT_TRUE(attached);
+}
+
+/*
+ * A device group's split walks each member a bounded number of times,
+ * and a join in a larger group does not split at once every time (Core
+ * round 2, item 11: every join split the budget, in O(members^2) list
+ * steps, about 2.6e9 at 25,600 members).  MAX_SUBS members in one
+ * cgroup: each split walks them twice and the cgroup three times; the
+ * joins past the fourth member split once a quarter of the members
+ * have joined since the last split, so fewer splits than joins happen
+ * at joins (the splits that are not the cycles' ends).
+ */
+TEST_F_TIMEOUT(load, group_split_linear_and_joins_batched, 180)
+{
+	struct group_line g = { 0 };
+	struct obs o[MAX_SUBS];
+	struct iopa_state st;
+	int i, r, in = 0;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device groups are the bracket policy's");
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	for (i = 0; i < MAX_SUBS; i++) {
+		ASSERT_LE(0, load_add_sub(&self->l));
+		obs_reset(&o[i], variant->policy);
+	}
+	/* each joins at the end of one of its own cycles with block I/O */
+	for (i = 0; i < 60 && in < MAX_SUBS; i++) {
+		int s;
+
+		ASSERT_EQ(0, load_run(&self->l, o, 1, 60000));
+		for (s = 0, in = 0; s < MAX_SUBS; s++) {
+			ASSERT_EQ(0, iopa_get_state(self->l.subs[s], &st));
+			in += st.sharers > 0;
+		}
+	}
+	ASSERT_WORKERS_OK(&self->l);
+	ASSERT_EQ(MAX_SUBS, in) TH_LOG("%d of %d in the group", in, MAX_SUBS);
+	r = group_line(&g);
+	if (r == -ENOENT || r == -EPERM)
+		SKIP(return, "no <debugfs>/iopa/groups: %d", r);
+	ASSERT_EQ(0, r) TH_LOG("no split counts in " DEBUGFS_GROUPS);
+	TH_LOG("members %u cycles %llu splits %llu steps %llu", g.members,
+	       g.cycles, g.splits, g.steps);
+	ASSERT_EQ((unsigned int)MAX_SUBS, g.members);
+	ASSERT_LE(g.cycles, g.splits);
+	/* every join split at once: MAX_SUBS splits beside the cycles' */
+	EXPECT_GT((unsigned long long)MAX_SUBS, g.splits - g.cycles);
+	/* O(members + cgroups) per split, not O(members^2) */
+	EXPECT_GE(g.splits * (2 * MAX_SUBS + 3), g.steps);
+	EXPECT_LT(0ULL, g.steps);
 }
 
 /* A leaver's share goes back: the one left gets the whole budget. */

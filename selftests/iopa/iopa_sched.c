@@ -665,6 +665,8 @@ static const char * const tunables[] = {
 FIXTURE(tun) {
 	uint64_t old[4];
 	bool saved[4];
+	uint64_t old_user;	/* max_user_submitters, put back if read */
+	bool saved_user;
 	int ctx;
 	int wrk;
 	int file;
@@ -693,6 +695,9 @@ FIXTURE_SETUP(tun)
 		ASSERT_EQ(0, r);
 		self->saved[i] = true;
 	}
+	/* newer than the others: its own test fails without it */
+	self->saved_user = !iopa_sysfs_read("max_user_submitters",
+					    &self->old_user);
 	self->ctx = iopa_open_ctx();
 	ASSERT_LE(0, self->ctx);
 	self->wrk = iopa_worker_create(self->ctx);
@@ -716,6 +721,9 @@ FIXTURE_TEARDOWN(tun)
 				TH_LOG("could not restore %s", tunables[i]);
 		}
 	}
+	if (self->saved_user)
+		EXPECT_EQ(0, iopa_sysfs_write("max_user_submitters",
+					      self->old_user));
 }
 
 #define CAP 8
@@ -889,6 +897,7 @@ TEST_F(tun, sysfs_bad_values)
 	static const struct { const char *name; uint64_t max; } t[] = {
 		{ "max_jobs", 1048576 },
 		{ "max_submitters", 65536 },
+		{ "max_user_submitters", 1048576 },
 		{ "max_workers", 65536 },
 		{ "max_total_jobs", 16777216 },
 	};
@@ -951,6 +960,61 @@ TEST_F(tun, max_submitters_enospc)
 	close(s2[1]);
 	close(w);
 	close(ctx);
+	close(ctx2);
+}
+
+/* As nobody: create a submitter in @ctx; 0, or the errno. */
+static int create_as_nobody(int ctx)
+{
+	pid_t pid = fork();
+	int status, s;
+
+	if (pid < 0)
+		return errno;
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(EPERM);
+		s = iopa_submitter_create(ctx, 1);
+		_exit(s < 0 ? -s : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return ECHILD;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A user's live submitters are bounded module-wide, all its contexts
+ * together (Core round 2, item 11: max_submitters bounds one context,
+ * and a user could open any number); another user's are not charged.
+ */
+TEST_F(tun, max_user_submitters_edquot)
+{
+	int ctx2, s[4];
+
+	ASSERT_TRUE(self->saved_user) TH_LOG("no max_user_submitters");
+	ASSERT_EQ(0, iopa_sysfs_write("max_user_submitters", 3));
+	ctx2 = iopa_open_ctx();
+	ASSERT_LE(0, ctx2);
+	s[0] = iopa_submitter_create(self->ctx, 1);
+	ASSERT_LE(0, s[0]);
+	s[1] = iopa_submitter_create(self->ctx, 1);
+	ASSERT_LE(0, s[1]);
+	s[2] = iopa_submitter_create(ctx2, 1);
+	ASSERT_LE(0, s[2]);
+	/* a fourth, in either context */
+	EXPECT_EQ(-EDQUOT, iopa_submitter_create(self->ctx, 1));
+	EXPECT_EQ(-EDQUOT, iopa_submitter_create(ctx2, 1));
+	/* another user, in the same context, is not charged ours */
+	EXPECT_EQ(0, create_as_nobody(self->ctx));
+	/* live submitters: closing one makes room */
+	close(s[0]);
+	s[3] = iopa_submitter_create(ctx2, 1);
+	ASSERT_LE(0, s[3]);
+	EXPECT_EQ(-EDQUOT, iopa_submitter_create(self->ctx, 1));
+	close(s[1]);
+	close(s[2]);
+	close(s[3]);
 	close(ctx2);
 }
 

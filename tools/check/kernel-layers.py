@@ -23,7 +23,7 @@ import sys
 # Lowest first; a file may use only files of lower layers.
 LAYERS = [
     ["ctl"],
-    ["params", "trace", "blkstat", "pin", "order"],
+    ["params", "trace", "blkstat", "user", "order"],
     ["runq", "measure"],
     ["group"],
     ["limit"],
