@@ -39,7 +39,9 @@
  *
  * Locking: q->lock guards everything below it in struct inproc; the
  * controller is called under it, as the module calls it under its
- * context lock.
+ * context lock.  No system call is made under it: the fds' dup()s, sysfs
+ * and /proc/stat are read with it dropped (a cycle's end drops it for
+ * /proc/stat, q->ending keeping out a second end meanwhile).
  */
 #include "pool.h"
 
@@ -96,6 +98,7 @@ struct inproc {
 	struct iopa_ctl_params params;
 	unsigned int limit;		/* iopa_ctl_limit(&ctl), applied */
 	bool idle;			/* no cycle under way */
+	bool ending;			/* a thread ends the cycle, unlocked */
 	bool tput_bytes;		/* the throughput unit is bytes/s */
 	bool unit_known;
 	struct inproc_cycle cyc;
@@ -231,12 +234,16 @@ static void inproc_cycle_begin_locked(struct inproc *q, int64_t now,
 	inproc_note_demand_locked(q);
 }
 
-/* The module's iopa_limit_work_fn(): feed the sample, apply the limit. */
-static void inproc_cycle_end_locked(struct inproc *q, int64_t now)
+/*
+ * The module's iopa_limit_work_fn(): feed the sample, apply the limit.
+ * @idle: the CPUs' idle time now (read without the lock), or UINT64_MAX.
+ */
+static void inproc_cycle_end_locked(struct inproc *q, int64_t now,
+				    uint64_t idle)
 {
 	struct iopa_ctl_sample s;
 	struct inproc_cycle *cyc = &q->cyc;
-	uint64_t elapsed_ms, idle, idle_ms;
+	uint64_t elapsed_ms, idle_ms;
 	unsigned int old = q->limit;
 	uint32_t r = 0;
 
@@ -245,7 +252,6 @@ static void inproc_cycle_end_locked(struct inproc *q, int64_t now)
 		     (uint64_t)(now - cyc->start_ns) / 1000000 : 0;
 	if (!elapsed_ms)
 		elapsed_ms = 1;
-	idle = inproc_cpu_idle_ms();
 	idle_ms = idle != UINT64_MAX && cyc->idle_ms != UINT64_MAX &&
 		  idle >= cyc->idle_ms ? idle - cyc->idle_ms : UINT64_MAX;
 
@@ -277,19 +283,32 @@ static void inproc_cycle_end_locked(struct inproc *q, int64_t now)
 		inproc_cycle_begin_locked(q, now, idle);
 }
 
-/* End the cycle if it has lasted long enough or holds enough evidence. */
-static void inproc_cycle_check_locked(struct inproc *q, int64_t now)
+/*
+ * End the cycle if it has lasted long enough or holds enough evidence.
+ * The CPUs' idle time is read with q->lock dropped: true if it was, and
+ * the caller must look again at what it waits for.
+ */
+static bool inproc_cycle_check_locked(struct inproc *q, int64_t now)
 {
-	uint64_t ms;
+	uint64_t ms, idle;
 
-	if (q->idle)
-		return;
+	if (q->idle || q->ending)
+		return false;
 	ms = now > q->cyc.start_ns ? (uint64_t)(now - q->cyc.start_ns) / 1000000 : 0;
-	if (ms >= q->cyc.len_ms ||
-	    iopa_ctl_cycle_enough(&q->ctl, ms > UINT32_MAX ? UINT32_MAX : ms,
-				  q->cyc.jobs > UINT32_MAX ? UINT32_MAX :
-				  (uint32_t)q->cyc.jobs, q->cyc.svc_us))
-		inproc_cycle_end_locked(q, now);
+	if (ms < q->cyc.len_ms &&
+	    !iopa_ctl_cycle_enough(&q->ctl, ms > UINT32_MAX ? UINT32_MAX : ms,
+				   q->cyc.jobs > UINT32_MAX ? UINT32_MAX :
+				   (uint32_t)q->cyc.jobs, q->cyc.svc_us))
+		return false;
+	/* No other end, nor a new cycle (q->idle stays false), meanwhile. */
+	q->ending = true;
+	pthread_mutex_unlock(&q->lock);
+	idle = inproc_cpu_idle_ms();
+	pthread_mutex_lock(&q->lock);
+	q->ending = false;
+	/* The jobs that ended meanwhile are the cycle's: its end is now. */
+	inproc_cycle_end_locked(q, inproc_now_ns(), idle);
+	return true;
 }
 
 /**
@@ -472,11 +491,14 @@ static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 		q->outstanding++;
 	}
 	if (i) {
-		/* (Became idle meanwhile: the CPU time read now, rarely.) */
+		/*
+		 * Became idle meanwhile (rarely): the CPU time unknown for
+		 * this cycle rather than read under the lock.
+		 */
 		if (q->idle)
 			inproc_cycle_begin_locked(q, inproc_now_ns(),
 						  was_idle ? idle_ms :
-						  inproc_cpu_idle_ms());
+						  UINT64_MAX);
 		inproc_note_demand_locked(q);
 		wake = q->limit > q->running ? q->limit - q->running : 0;
 		if (wake > i)
@@ -674,7 +696,8 @@ int iopa_inproc_reap(struct inproc *q, struct iopa_cqe *cqes, unsigned int nr,
 		int64_t now = inproc_now_ns();
 
 		/* Long jobs, every thread busy: end the cycle on time. */
-		inproc_cycle_check_locked(q, now);
+		if (inproc_cycle_check_locked(q, now))
+			continue;
 		if (now >= end || q->stop) {
 			pthread_mutex_unlock(&q->lock);
 			return -ETIMEDOUT;

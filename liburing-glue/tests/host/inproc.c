@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -140,6 +141,72 @@ static int count_fds(void)
 			n++;
 	closedir(d);
 	return n - 1;	/* the DIR's own */
+}
+
+/*
+ * A gate on /proc/stat, the file the pool reads at a cycle's end: once
+ * armed, the next open of it by a thread other than the test's waits in
+ * open() until the gate is released.  (This open() takes the place of
+ * libc's for the library too, as an executable's symbols do.)
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t test_thread;
+	bool armed, held;
+} stat_gate = {
+	.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+};
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (!strcmp(path, "/proc/stat")) {
+		pthread_mutex_lock(&stat_gate.lock);
+		if (stat_gate.armed &&
+		    !pthread_equal(pthread_self(), stat_gate.test_thread)) {
+			stat_gate.armed = false;
+			stat_gate.held = true;
+			pthread_cond_broadcast(&stat_gate.cond);
+			while (stat_gate.held)
+				pthread_cond_wait(&stat_gate.cond,
+						  &stat_gate.lock);
+		}
+		pthread_mutex_unlock(&stat_gate.lock);
+	}
+	return openat(AT_FDCWD, path, flags, mode);
+}
+
+/* Let the thread held in open() go on. */
+static void stat_gate_release(void)
+{
+	pthread_mutex_lock(&stat_gate.lock);
+	stat_gate.armed = false;
+	stat_gate.held = false;
+	pthread_cond_broadcast(&stat_gate.cond);
+	pthread_mutex_unlock(&stat_gate.lock);
+}
+
+/* Released after 10 s unless the test's submit returned before. */
+static atomic_bool stat_gate_submitted;
+
+static void *stat_gate_watchdog(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 1000 && !atomic_load(&stat_gate_submitted); i++)
+		sleep_us(10000);
+	stat_gate_release();
+	return NULL;
 }
 
 FIXTURE(inproc) {
@@ -500,6 +567,49 @@ TEST_F_TIMEOUT(inproc, limit_stays_low_for_serial_jobs, 60)
 	TH_LOG("limit %u, most running %d", info.limit,
 	       atomic_load(&self->tb.max_running));
 	EXPECT_GE(4u, info.limit);
+}
+
+/*
+ * A cycle's end reads /proc/stat with the queue's lock dropped (Core
+ * round 2, item 9: it read it under the lock, so every submit, fetch
+ * and completion of the pool waited for a /proc read): while a pool
+ * thread is held in that read, a submit goes through.
+ */
+TEST_F_TIMEOUT(inproc, cycle_end_reads_proc_stat_unlocked, 60)
+{
+	struct timespec dl;
+	pthread_t wd;
+	bool held_at_return, reached = true;
+	int r;
+
+	ASSERT_EQ(0, start(self));
+	stat_gate.test_thread = pthread_self();
+	pthread_mutex_lock(&stat_gate.lock);
+	stat_gate.armed = true;
+	pthread_mutex_unlock(&stat_gate.lock);
+	/* a cycle starts; its end, some hundred ms on, is a pool thread's */
+	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 30;
+	pthread_mutex_lock(&stat_gate.lock);
+	while (!stat_gate.held && reached)
+		reached = !pthread_cond_timedwait(&stat_gate.cond,
+						  &stat_gate.lock, &dl);
+	pthread_mutex_unlock(&stat_gate.lock);
+	ASSERT_TRUE(reached) TH_LOG("no cycle end read /proc/stat in 30 s");
+	atomic_store(&stat_gate_submitted, false);
+	ASSERT_EQ(0, pthread_create(&wd, NULL, stat_gate_watchdog, NULL));
+	r = submit_range(self, 1, 2, 0);
+	pthread_mutex_lock(&stat_gate.lock);
+	held_at_return = stat_gate.held;
+	pthread_mutex_unlock(&stat_gate.lock);
+	atomic_store(&stat_gate_submitted, true);
+	pthread_join(wd, NULL);
+	EXPECT_EQ(0, r);
+	EXPECT_TRUE(held_at_return)
+		TH_LOG("the submit waited for the cycle end's /proc read");
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	EXPECT_EQ(2, atomic_load(&self->tb.done_calls));
 }
 
 TEST_HARNESS_MAIN
