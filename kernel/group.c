@@ -40,14 +40,19 @@
  *   subtree) can open more shares.  A weight above the default needs
  *   CAP_SYS_NICE, as a nice value below 0 does.  An inactive member keeps
  *   1, to start again at once.
- * - The split is redone when a submitter joins and at every group cycle
- *   (evidence-ended, so a few hundred milliseconds on a disk): a
- *   newcomer gets its share at once; a leaver's share goes back to the
- *   others at the next cycle.  A cycle during which members joined or
- *   left is not comparable with the ones before: the controller
- *   measures afresh (a newcomer's bytes are no gain of a probe).  More
- *   active members than the budget has known start it up again from
- *   where it is: more streams interleave, and the knee moves up.
+ * - The split is redone at every group cycle (evidence-ended, so a few
+ *   hundred milliseconds on a disk) and when a submitter joins a group
+ *   of up to IOPA_GROUP_JOIN_BATCH members; in a larger one, once the
+ *   joins since the last split are a quarter of its members, a newcomer
+ *   taking a share of its own meanwhile (iopa_group_join_share()).  A
+ *   leaver's share goes back to the others at the next cycle.  A split
+ *   is O(members + cgroups): each group keeps its members' cgroups
+ *   (struct iopa_group_cg), as blk-iocost keeps its weight sums.  A
+ *   cycle during which members joined or left is not comparable with
+ *   the ones before: the controller measures afresh (a newcomer's bytes
+ *   are no gain of a probe).  More active members than the budget has
+ *   known start it up again from where it is: more streams interleave,
+ *   and the knee moves up.
  * - The group is that of the device a file's superblock names: a
  *   partition or a device-mapper device, not the whole disk beneath.
  *
@@ -318,7 +323,7 @@ iopa_group_cg_find(struct iopa_group *g, u64 id, bool make)
 	}
 	if (!make)
 		return NULL;
-	cg = kzalloc(sizeof(*cg), GFP_KERNEL_ACCOUNT);
+	cg = kzalloc(sizeof(*cg), GFP_KERNEL);
 	if (!cg)
 		return NULL;
 	cg->id = id;
@@ -380,8 +385,9 @@ static void iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 
 /*
  * Split the budget: among the active members' cgroups by weight, then
- * equally within a cgroup.  Two passes over the members and two over
- * the active cgroups, O(members + cgroups): the first notes who is
+ * equally within a cgroup.  Two passes over the members and four over
+ * the cgroups active at the last split and this one, O(members +
+ * cgroups): the first over the members notes who is
  * active (and clears the cycle's demand), ranks each active member in
  * its cgroup and each cgroup among the active ones (both in member
  * order: a cgroup's rank is that of its first active member), and sums
@@ -476,9 +482,11 @@ static void iopa_group_split(struct iopa_group *g,
 		steps++;
 	}
 	turn = (u32)g->cycles;
-	list_for_each_entry(cg, &g->active_cgs, active_node)
+	list_for_each_entry(cg, &g->active_cgs, active_node) {
 		if ((cg->rank + turn) % sharers < left)
 			cg->part++;
+		steps++;
+	}
 
 	list_for_each_entry(sub, &g->members, group_node) {
 		u32 share = 1, n;
@@ -507,10 +515,12 @@ static void iopa_group_split(struct iopa_group *g,
 
 /*
  * A member that joined between splits, until the next: its cgroup's
- * part shared with one more member, or if its cgroup has none, the
- * budget shared with one more cgroup; at least one job.  The others
- * keep theirs: the budget may be passed by these shares until the next
- * split, a quarter of the members' joins or a cycle away at most.
+ * part shared with the joins since the last split too, or if its cgroup
+ * had no active member then, the budget shared with the joins as if
+ * each were a new cgroup; at least one job.  The others keep theirs:
+ * the joiners take at most about the budget more (each 1 at least)
+ * until the next split, a quarter of the members' joins or a cycle away
+ * at most.
  */
 static void iopa_group_join_share(struct iopa_group *g,
 				  struct iopa_submitter *sub,
@@ -521,9 +531,9 @@ static void iopa_group_join_share(struct iopa_group *g,
 
 	lockdep_assert_held(&g->lock);
 	if (cg->nr_active)
-		share = cg->part / (cg->nr_active + 1);
+		share = cg->part / (cg->nr_active + g->joins);
 	else
-		share = budget / (g->sharers + 1);
+		share = budget / (g->sharers + g->joins);
 	iopa_group_apply(g, sub, p, max(share, 1U), budget, 1000, g->tput);
 }
 
@@ -652,7 +662,9 @@ bool iopa_group_any(void)
  * @sub: an open submitter, in no group
  *
  * It joins if it adapts with the bracket policy and its jobs do block I/O
- * on a device (devs[0]).  The budget is split again at once.
+ * on a device (devs[0]).  The budget is split again at once in a small
+ * group, else once a quarter of the members joined since the last split
+ * (the newcomer takes a share of its own until then).
  *
  * Context: may sleep; no lock held.
  */
@@ -705,6 +717,8 @@ void iopa_group_join(struct iopa_submitter *sub)
 	}
 	sub->group = g;
 	sub->group_demand = true;
+	/* Not active until a split says so (debugfs). */
+	sub->group_active = false;
 	list_add_tail(&sub->group_node, &g->members);
 	g->nr_members++;
 	iopa_ctx_unlock(ctx);

@@ -25,8 +25,10 @@
  * SUBMITTER_CREATE already does).  max_submitters bounds one
  * context, but a user may open any number of contexts: this bounds what
  * one user can make every device group's split walk (group.c) and the
- * memory its submitters take.  The count is exact (an atomic add, then a
- * check).
+ * memory its submitters take.  The count is exact (a compare-and-swap
+ * below the bound).  It binds root too, as it does all the root
+ * daemons together: an operator raises the tunable rather than a
+ * capability lifting it.
  *
  * One counter pair per user that has submitted or created a submitter
  * since the module was loaded, freed at unload: at most one small object
@@ -115,13 +117,16 @@ void iopa_user_unpin(struct iopa_user *u)
 struct iopa_user *iopa_user_add_sub(unsigned int max)
 {
 	struct iopa_user *u = iopa_user_current();
+	int c;
 
 	if (IS_ERR(u))
 		return u;
-	if ((unsigned int)atomic_inc_return(&u->subs) > max) {
-		atomic_dec(&u->subs);
-		return ERR_PTR(-EDQUOT);
-	}
+	/* No overshoot: a concurrent create is not refused below @max. */
+	c = atomic_read(&u->subs);
+	do {
+		if ((unsigned int)c >= max)
+			return ERR_PTR(-EDQUOT);
+	} while (!atomic_try_cmpxchg(&u->subs, &c, c + 1));
 	return u;
 }
 
