@@ -1893,6 +1893,39 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 }
 
 /**
+ * iopa_ctl_set_known() - start from a limit known to be the device's knee
+ * @c: the controller
+ * @p: the tunables
+ * @knee: the budget at which the device stopped paying for more jobs, as
+ *	remembered (kernel/knee.c) or set by an operator
+ *
+ * Bracket only, before the start limit has been measured, and only when
+ * init_limit is 0 (an operator's start wins): the start-up's doublings
+ * are skipped.  The knee is the base, measured first (the first cycle
+ * stays transient), then bracketed as after a start-up: a quarter of it
+ * up, then down, halving to the finest step, so a knee that moved is
+ * found by the probes (and a level shift still starts up again).
+ *
+ * Return: true if the limit changed.
+ */
+bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			u32 knee)
+{
+	u32 old = c->limit;
+
+	if (p->init_limit || !knee || c->policy != IOPA_CTL_POLICY_BRACKET ||
+	    c->mode != IOPA_CTL_MODE_FAST || c->limit != c->base ||
+	    c->base != c->br_start || c->br_n || c->br_streak)
+		return false;
+	c->base = iopa_ctl_clamp(c, knee);
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	iopa_ctl_br_search(c, c->base / 4, 1);
+	/* Still the first cycle's transient (iopa_ctl_init()). */
+	iopa_ctl_br_move(c, c->base);
+	return c->limit != old;
+}
+
+/**
  * iopa_ctl_set_policy() - switch policy, keeping the limit
  * @c: the controller
  * @pol: the new policy; an unknown value is ignored

@@ -349,6 +349,8 @@ void iopa_ctl_set_fixed(struct iopa_ctl *c, u32 limit);
 bool iopa_ctl_more_sharers(struct iopa_ctl *c);
 bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 limit);
+bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			u32 knee);
 u32 iopa_ctl_limit(const struct iopa_ctl *c);
 u32 iopa_ctl_knee(const struct iopa_ctl *c);
 enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);

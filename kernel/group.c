@@ -96,6 +96,7 @@
  * struct iopa_group - the submitters sharing one device
  * @node: G: on iopa_groups
  * @dev: I: the device
+ * @diskseq: I: its disk's diskseq when the group was made (knee.c)
  * @blk: I: the device's block-layer counts (blkstat.c), or NULL
  * @id: I: module-wide number, for tracing and debugfs
  * @lock: protects the M fields
@@ -136,6 +137,7 @@
 struct iopa_group {
 	struct list_head	node;		/* G */
 	dev_t			dev;		/* I */
+	u64			diskseq;	/* I */
 	struct iopa_blkdev	*blk;		/* I */
 	u32			id;		/* I */
 	struct mutex		lock;
@@ -605,6 +607,9 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (iopa_ctl_update(&g->ctl, &p, &s, &r))
 		g->changes++;
 	g->cycles++;
+	/* A search that ended: the device's knee, for the next ones. */
+	if (iopa_ctl_mode(&g->ctl) == IOPA_CTL_MODE_STEADY)
+		iopa_knee_learn(g->dev, g->diskseq, iopa_ctl_knee(&g->ctl));
 	iopa_group_split(g, &p, true, r, s.tput);
 	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
 			       mode, r, s.tput, g->nr_members, g->sharers);
@@ -613,7 +618,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	mutex_unlock(&g->lock);
 }
 
-static struct iopa_group *iopa_group_get(dev_t dev,
+static struct iopa_group *iopa_group_get(dev_t dev, u64 diskseq,
 					 const struct iopa_ctl *from,
 					 const struct iopa_ctl_params *p)
 {
@@ -627,6 +632,7 @@ static struct iopa_group *iopa_group_get(dev_t dev,
 	if (!g)
 		return NULL;
 	g->dev = dev;
+	g->diskseq = diskseq;
 	g->cgs = RB_ROOT;
 	INIT_LIST_HEAD(&g->active_cgs);
 	/* Without counts (no memory) the group sees no competitor. */
@@ -675,6 +681,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 	struct iopa_group_cg *cg;
 	struct iopa_ctl ctl;
 	struct iopa_group *g;
+	u64 diskseq;
 	bool fresh;
 	dev_t dev;
 
@@ -687,12 +694,13 @@ void iopa_group_join(struct iopa_submitter *sub)
 		return;
 	}
 	dev = sub->devs[0];
+	diskseq = sub->diskseq;
 	ctl = sub->ctl;
 	iopa_ctx_unlock(ctx);
 
 	iopa_params_get(&p);
 	mutex_lock(&iopa_groups_lock);
-	g = iopa_group_get(dev, &ctl, &p);
+	g = iopa_group_get(dev, diskseq, &ctl, &p);
 	if (!g) {
 		mutex_unlock(&iopa_groups_lock);
 		return;
@@ -812,6 +820,8 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	iopa_ctx_unlock(ctx);
 	last = !g->nr_members;
 	if (last) {
+		/* Past its start-up: the best the group knew, remembered. */
+		iopa_knee_learn(g->dev, g->diskseq, iopa_ctl_knee(&g->ctl));
 		g->dead = true;
 		list_del(&g->node);
 		atomic_dec(&iopa_nr_groups);

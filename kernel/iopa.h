@@ -236,6 +236,7 @@ struct iopa_sub_metrics {
  * @r_permille: L: the controller's last ratio
  * @nr_devs: L: entries used in @devs
  * @devs: L: devices of the jobs' files, first seen first
+ * @diskseq: L: the diskseq of @devs[0]'s disk (knee.c), 0 if none
  * @order: L (written), A (read at submission): IOPA_ORDER_*
  * @sorted: L: in SORTED or CSCAN order, the PENDING jobs by (location, id)
  * @reindex: L: the next PENDING job that IOPA_IOC_SET_ORDER has yet to
@@ -304,6 +305,7 @@ struct iopa_submitter {
 	u32			r_permille;	/* L */
 	u32			nr_devs;	/* L */
 	dev_t			devs[IOPA_STATE_MAX_DEVS]; /* L */
+	u64			diskseq;	/* L */
 	u32			order;		/* L, A read */
 	struct rb_root		sorted;		/* L */
 	struct iopa_kjob	*reindex;	/* L */
@@ -677,6 +679,12 @@ u64 iopa_blkstat_read_bytes(const struct iopa_blkdev *d);
 void iopa_blkstat_debugfs(struct dentry *dir);
 void iopa_blkstat_init(void);
 void iopa_blkstat_exit(void);
+
+/* knee.c */
+u32 iopa_knee_lookup(dev_t dev, u64 diskseq);
+void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee);
+ssize_t iopa_knee_show(char *buf);
+ssize_t iopa_knee_store(const char *buf, size_t count);
 
 /* user.c */
 struct iopa_user;

@@ -106,7 +106,8 @@ void iopa_limit_note_file(struct iopa_submitter *sub, const struct file *file)
 	dev_t dev = S_ISBLK(inode->i_mode) ? inode->i_rdev : inode->i_sb->s_dev;
 	struct block_device *bdev;
 	struct iopa_ctl_params p;
-	u32 i;
+	bool changed;
+	u32 i, knee;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	for (i = 0; i < sub->nr_devs; i++)
@@ -117,21 +118,29 @@ void iopa_limit_note_file(struct iopa_submitter *sub, const struct file *file)
 	if (sub->nr_devs != 1)
 		return;
 	/*
-	 * The first device: a rotational disk starts at one job (see
-	 * kernel/ctl.c, 5.).  A hint: the file system's device of a regular
-	 * file or a directory (none for tmpfs, overlayfs, btrfs, network
-	 * file systems), or an opened block device (the only job files
-	 * iopa_job_file_ok() takes); a device-mapper or md device is
-	 * rotational if one of its legs is.  The job's file keeps the
-	 * device alive; an opened block device file's mapping is the
-	 * device's (fget() gives no O_PATH file).
+	 * The first device: its remembered knee, if the module has one
+	 * (knee.c), is where the limit starts; else a rotational disk
+	 * starts at one job (see kernel/ctl.c, 5.).  The device: the file
+	 * system's device of a regular file or a directory (none for
+	 * tmpfs, overlayfs, btrfs, network file systems), or an opened
+	 * block device (the only job files iopa_job_file_ok() takes); a
+	 * device-mapper or md device is rotational if one of its legs is.
+	 * The job's file keeps the device alive; an opened block device
+	 * file's mapping is the device's (fget() gives no O_PATH file).
 	 */
 	bdev = S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
 	       inode->i_sb->s_bdev;
-	if (!bdev || bdev_nonrot(bdev))
+	if (!bdev)
 		return;
+	sub->diskseq = bdev->bd_disk->diskseq;
+	knee = iopa_knee_lookup(dev, sub->diskseq);
 	iopa_params_get(&p);
-	if (!iopa_ctl_set_start(&sub->ctl, &p, 1))
+	if (knee)
+		changed = iopa_ctl_set_known(&sub->ctl, &p, knee);
+	else
+		changed = !bdev_nonrot(bdev) &&
+			  iopa_ctl_set_start(&sub->ctl, &p, 1);
+	if (!changed)
 		return;
 	sub->changes++;
 	trace_iopa_limit_change(sub->ctx->id, sub->id, sub->limit,

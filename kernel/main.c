@@ -9,6 +9,7 @@
  *   params.c   settings and totals         sysfs.c  their sysfs files
  *   trace.c    trace events                ctl.c    the limit policies
  *   blkstat.c  per-device block counters   user.c   what users hold
+ *   knee.c     each device's remembered knee
  *   order.c    dispatch order              runq.c   run queue, wakeups
  *   measure.c  what a job cost             group.c  device groups
  *   limit.c    per-submitter cycles, limit commands
@@ -17,7 +18,7 @@
  *   state.c    GET_STATE, listing, debugfs
  *
  * Each calls only files of lower layers: ctl < params, trace, blkstat,
- * user, order < runq, measure < group < limit < queue < ioctl, uring,
+ * knee, user, order < runq, measure < group < limit < queue < ioctl, uring,
  * state, sysfs < main (tools/check/kernel-layers.py checks it on the
  * objects).  Each
  * open of /dev/iopa is a context (queue.c); the ABI is in

@@ -158,6 +158,20 @@ static ssize_t default_policy_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(default_policy);
 
+/* Each device's remembered knee (knee.c). */
+static ssize_t knees_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return iopa_knee_show(buf);
+}
+
+static ssize_t knees_store(struct device *dev, struct device_attribute *attr,
+			   const char *buf, size_t count)
+{
+	return iopa_knee_store(buf, count);
+}
+static DEVICE_ATTR_RW(knees);
+
 static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_tunable_attr_tbl[0].dattr.attr,
 	&iopa_tunable_attr_tbl[1].dattr.attr,
@@ -175,13 +189,14 @@ static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_param_attr_tbl[8].dattr.attr,
 	&iopa_param_attr_tbl[9].dattr.attr,
 	&dev_attr_default_policy.attr,
+	&dev_attr_knees.attr,
 	NULL,
 };
 
 /* Every entry of both tables listed (a new tunable was once left out). */
 static_assert(ARRAY_SIZE(iopa_tunable_attrs) ==
 	      ARRAY_SIZE(iopa_tunable_attr_tbl) +
-	      ARRAY_SIZE(iopa_param_attr_tbl) + 2);
+	      ARRAY_SIZE(iopa_param_attr_tbl) + 3);
 
 static const struct attribute_group iopa_tunable_group = {
 	.attrs = iopa_tunable_attrs,

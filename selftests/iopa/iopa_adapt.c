@@ -2463,6 +2463,213 @@ TEST_F_TIMEOUT(load, group_split_linear_and_joins_batched, 180)
 	EXPECT_LT(0ULL, g.steps);
 }
 
+/*
+ * <sysfs>/class/misc/iopa/knees: the line of device @dev.  1 with its
+ * fields, 0 if the device has none, or -errno (-EPROTO: a line of
+ * another shape).
+ */
+static int knee_of(dev_t dev, unsigned int *knee, unsigned long long *seq,
+		   bool *set)
+{
+	char buf[8192], *line, *save = NULL;
+	int r = iopa_sysfs_read_str("knees", buf, sizeof(buf));
+
+	if (r)
+		return r;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned int ma, mi, k;
+		unsigned long long ds;
+		char src[16];
+
+		if (sscanf(line, "%u:%u knee=%u diskseq=%llu src=%15s",
+			   &ma, &mi, &k, &ds, src) != 5)
+			return -EPROTO;
+		if (makedev(ma, mi) != dev)
+			continue;
+		*knee = k;
+		*seq = ds;
+		*set = !strcmp(src, "set");
+		return 1;
+	}
+	return 0;
+}
+
+/* Write "MAJ:MIN knee=N" for @dev; 0 or -errno. */
+static int knee_set(dev_t dev, unsigned int knee)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "%u:%u knee=%u\n", major(dev),
+		 minor(dev), knee);
+	return iopa_sysfs_write_str("knees", line);
+}
+
+/* The state of @sub after its first job on the load's device. */
+static int first_job_state(struct load *l, int sub, struct iopa_state *st)
+{
+	int r = iopa_submit_one(sub, l->file, 1);
+
+	if (r != 1)
+		return r < 0 ? r : -EIO;
+	return iopa_get_state(sub, st);
+}
+
+/*
+ * A device's knee is set, read and forgotten in the knees file, and bad
+ * lines are refused (Admission v3: a start from knowledge).
+ */
+TEST_F(load, knee_set_read_forget)
+{
+	static const char * const bad[] = {
+		"%u:%u\n", "%u:%u knee=4097\n", "%u:%u knee=3 x\n",
+		"%u:%u knee=-1\n", "%u:%u knie=3\n", "0:0 knee=3\n",
+		"4096:0 knee=3\n",
+	};
+	unsigned long long seq = 1;
+	unsigned int knee = 0, i;
+	struct stat sb;
+	bool set = false;
+	char line[64];
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "one run is enough");
+	LOAD_NULLB(NULLB_DEEP, 1);
+	ASSERT_EQ(0, fstat(self->l.file, &sb));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	EXPECT_EQ(6U, knee);
+	EXPECT_EQ(0ULL, seq) TH_LOG("bound before any job");
+	EXPECT_TRUE(set);
+	for (i = 0; i < IOPA_ARRAY_SIZE(bad); i++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		snprintf(line, sizeof(line), bad[i], major(sb.st_rdev),
+			 minor(sb.st_rdev));
+#pragma GCC diagnostic pop
+		EXPECT_EQ(-EINVAL, iopa_sysfs_write_str("knees", line))
+			TH_LOG("accepted \"%s\"", line);
+	}
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	EXPECT_EQ(6U, knee);
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 0));
+	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set));
+}
+
+/*
+ * A submitter's first job on a device with a known knee starts its limit
+ * there, bracketing it (NORMAL), not starting up from 4 (FAST); the
+ * entry is bound to the disk then.
+ */
+TEST_F(load, starts_from_known_knee)
+{
+	unsigned long long seq = 0;
+	struct iopa_state st;
+	unsigned int knee = 0;
+	struct stat sb;
+	bool set;
+	int sub;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "a known knee is the bracket policy's start");
+	LOAD_NULLB(NULLB_DEEP, 1);
+	ASSERT_EQ(0, fstat(self->l.file, &sb));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	ASSERT_EQ(0, first_job_state(&self->l, sub, &st));
+	EXPECT_EQ(6U, st.limit);
+	EXPECT_EQ((__u32)IOPA_MODE_NORMAL, st.mode);
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	EXPECT_NE(0ULL, seq) TH_LOG("not bound to the disk");
+	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
+}
+
+/*
+ * A knee belongs to its disk: another disk at the same device number (a
+ * null_blk loaded again) starts cold, and the old entry is forgotten.
+ */
+TEST_F(load, knee_forgotten_with_its_disk)
+{
+	unsigned long long seq = 0;
+	struct iopa_state st;
+	unsigned int knee = 0;
+	struct stat sb, sb2;
+	bool set;
+	int sub;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "a known knee is the bracket policy's start");
+	LOAD_NULLB(NULLB_DEEP, 1);
+	ASSERT_EQ(0, fstat(self->l.file, &sb));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	ASSERT_EQ(0, first_job_state(&self->l, sub, &st));
+	ASSERT_EQ(6U, st.limit);
+	/* the disk goes; another comes at the same number */
+	load_stop(&self->l);
+	self->l.nr_subs = 0;
+	self->l.ctx = iopa_open_ctx();
+	ASSERT_LE(0, self->l.ctx);
+	LOAD_NULLB(NULLB_DEEP, 1);
+	ASSERT_EQ(0, fstat(self->l.file, &sb2));
+	ASSERT_EQ(sb.st_rdev, sb2.st_rdev);
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	ASSERT_EQ(0, first_job_state(&self->l, sub, &st));
+	EXPECT_NE(6U, st.limit);
+	EXPECT_EQ((__u32)IOPA_MODE_FAST, st.mode);
+	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set))
+		TH_LOG("still there: knee %u diskseq %llu", knee, seq);
+}
+
+/*
+ * A device group that found its knee leaves it behind: once its search
+ * ended (STEADY), the knees file holds the budget it settled at, learned
+ * and bound to the disk, after the last member left.
+ */
+TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
+{
+	unsigned int knee = 0, lo = ~0U, hi = 0, steady = 0;
+	unsigned long long seq = 0;
+	struct obs o[MAX_SUBS];
+	struct iopa_state st;
+	struct stat sb;
+	bool set = true;
+	int sub, i;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device groups are the bracket policy's");
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, fstat(self->l.file, &sb));
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	obs_reset(&o[0], variant->policy);
+	/* a few of the group's cycles in STEADY, each learning the knee */
+	for (i = 0; i < 120 && steady < 3; i++) {
+		ASSERT_EQ(0, load_run(&self->l, o, 1, 60000));
+		ASSERT_EQ(0, iopa_get_state(sub, &st));
+		if (st.sharers && st.mode == IOPA_MODE_STEADY) {
+			lo = st.budget < lo ? st.budget : lo;
+			hi = st.budget > hi ? st.budget : hi;
+			steady++;
+		}
+	}
+	ASSERT_LT(0U, steady) TH_LOG("the group never reached STEADY");
+	ASSERT_WORKERS_OK(&self->l);
+	load_stop(&self->l);
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	TH_LOG("knee %u (steady budgets %u..%u) diskseq %llu", knee, lo, hi,
+	       seq);
+	EXPECT_FALSE(set);
+	EXPECT_NE(0ULL, seq);
+	EXPECT_LE(lo, knee);
+	EXPECT_GE(hi, knee);
+	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
+}
+
 /* A leaver's share goes back: the one left gets the whole budget. */
 TEST_F_TIMEOUT(load, shared_device_leaver_share_returns, 120)
 {

@@ -23,7 +23,7 @@ import sys
 # Lowest first; a file may use only files of lower layers.
 LAYERS = [
     ["ctl"],
-    ["params", "trace", "blkstat", "user", "order"],
+    ["params", "trace", "blkstat", "knee", "user", "order"],
     ["runq", "measure"],
     ["group"],
     ["limit"],

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iopa - what the module remembers of each device: its knee.
+ *
+ * A device group's controller finds the budget beyond which the device
+ * no longer pays for more jobs (its knee).  Found again by every new
+ * submitter, it costs each a start-up: from 4 jobs doubling, or from 1
+ * on a disk that says it is rotational (which virtio disks, USB flash
+ * and many others say whatever they are), a second or more of a short
+ * run.  So the module keeps each device's knee while it is loaded, after
+ * its submitters leave: the next submitter on the device starts there
+ * and checks it by bracketing (iopa_ctl_set_known()).
+ *
+ * - Learned from a device group: its controller's knee each group cycle
+ *   it holds in STEADY (the search has ended there), and when its last
+ *   member leaves, the knee it had then (if it was past its start-up).
+ * - Set by an operator in <sysfs>/class/misc/iopa/knees, one device a
+ *   write, in blk-iocost's io.cost.model way: "MAJ:MIN knee=N" (N 0
+ *   forgets).  Read, one line per device:
+ *   "MAJ:MIN knee=N diskseq=S src=learned|set".  A unit saves the file
+ *   at shutdown and restores it at boot (tools/udev/iopa-knees), mapping
+ *   MAJ:MIN to a stable identity (/dev/disk/by-id) and back.
+ * - Identity: the dev_t and the disk's diskseq, the number the block
+ *   layer gives each disk it adds.  A dev_t that another disk took has
+ *   another diskseq: the entry is forgotten at that disk's first job.  An
+ *   operator's entry has none (0) until the first job on the device
+ *   binds it.
+ * - At most IOPA_KNEE_MAX devices (the file stays within a page); a new
+ *   one takes the place of the least recently used.
+ *
+ * Locking: iopa_knee_lock, a leaf spinlock (taken under ctx->lock).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kdev_t.h>
+#include <linux/spinlock.h>
+#include <linux/sysfs.h>
+
+#include "iopa.h"
+
+/* Devices remembered: 64 lines of at most 62 bytes fit a 4 KiB page. */
+#define IOPA_KNEE_MAX	64
+
+/**
+ * struct iopa_knee - a device's remembered knee
+ * @dev: the device; 0 for a free slot
+ * @diskseq: its disk's diskseq; 0 until a job binds an operator's entry
+ * @used: when it was last looked up or written (iopa_knee_clock)
+ * @knee: the knee, a budget of jobs
+ * @set: an operator set it (else a device group learned it)
+ */
+struct iopa_knee {
+	dev_t			dev;
+	u64			diskseq;
+	u64			used;
+	u32			knee;
+	bool			set;
+};
+
+static DEFINE_SPINLOCK(iopa_knee_lock);
+static struct iopa_knee iopa_knees[IOPA_KNEE_MAX];	/* iopa_knee_lock */
+static u64 iopa_knee_clock;				/* iopa_knee_lock */
+
+static struct iopa_knee *iopa_knee_find(dev_t dev)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&iopa_knee_lock);
+	for (i = 0; i < IOPA_KNEE_MAX; i++)
+		if (iopa_knees[i].dev == dev)
+			return &iopa_knees[i];
+	return NULL;
+}
+
+/* @dev's entry, or a free one, or the least recently used one, emptied. */
+static struct iopa_knee *iopa_knee_slot(dev_t dev)
+{
+	struct iopa_knee *k = iopa_knee_find(dev), *lru = &iopa_knees[0];
+	unsigned int i;
+
+	if (k)
+		return k;
+	for (i = 0; i < IOPA_KNEE_MAX; i++) {
+		if (!iopa_knees[i].dev)
+			return &iopa_knees[i];
+		if (iopa_knees[i].used < lru->used)
+			lru = &iopa_knees[i];
+	}
+	memset(lru, 0, sizeof(*lru));
+	return lru;
+}
+
+/**
+ * iopa_knee_lookup() - the remembered knee of a device
+ * @dev: the device
+ * @diskseq: its disk's diskseq now
+ *
+ * An entry of another disk that had @dev is forgotten; an operator's
+ * entry without a disk yet is bound to this one.
+ *
+ * Context: any; takes a leaf spinlock.
+ * Return: the knee, or 0 if none is known.
+ */
+u32 iopa_knee_lookup(dev_t dev, u64 diskseq)
+{
+	struct iopa_knee *k;
+	u32 knee = 0;
+
+	if (!dev)
+		return 0;
+	spin_lock(&iopa_knee_lock);
+	k = iopa_knee_find(dev);
+	if (k && k->diskseq && k->diskseq != diskseq) {
+		memset(k, 0, sizeof(*k));
+	} else if (k) {
+		k->diskseq = diskseq;
+		k->used = ++iopa_knee_clock;
+		knee = k->knee;
+	}
+	spin_unlock(&iopa_knee_lock);
+	return knee;
+}
+
+/**
+ * iopa_knee_learn() - remember a knee a device group found
+ * @dev: the device
+ * @diskseq: its disk's diskseq
+ * @knee: the knee (0: nothing to learn)
+ *
+ * Context: any; takes a leaf spinlock.
+ */
+void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee)
+{
+	struct iopa_knee *k;
+
+	if (!dev || !knee)
+		return;
+	spin_lock(&iopa_knee_lock);
+	k = iopa_knee_slot(dev);
+	k->dev = dev;
+	k->diskseq = diskseq;
+	k->used = ++iopa_knee_clock;
+	k->knee = knee;
+	k->set = false;
+	spin_unlock(&iopa_knee_lock);
+}
+
+/**
+ * iopa_knee_show() - <sysfs>/class/misc/iopa/knees
+ * @buf: the sysfs page
+ *
+ * Return: the bytes written.
+ */
+ssize_t iopa_knee_show(char *buf)
+{
+	const struct iopa_knee *k;
+	ssize_t n = 0;
+
+	spin_lock(&iopa_knee_lock);
+	for (k = iopa_knees; k < iopa_knees + IOPA_KNEE_MAX; k++) {
+		if (!k->dev)
+			continue;
+		n += sysfs_emit_at(buf, n, "%u:%u knee=%u diskseq=%llu src=%s\n",
+				   MAJOR(k->dev), MINOR(k->dev), k->knee,
+				   k->diskseq, k->set ? "set" : "learned");
+	}
+	spin_unlock(&iopa_knee_lock);
+	return n;
+}
+
+/**
+ * iopa_knee_store() - set or forget one device's knee
+ * @buf: "MAJ:MIN knee=N\n", N in 0..IOPA_LIMIT_MAX (0 forgets)
+ * @count: its length
+ *
+ * Return: @count, or -EINVAL for anything else (a device number out of
+ * range or 0:0 included).
+ */
+ssize_t iopa_knee_store(const char *buf, size_t count)
+{
+	unsigned int maj, min, knee;
+	struct iopa_knee *k;
+	int end = 0;
+	dev_t dev;
+
+	if (sscanf(buf, "%u:%u knee=%u %n", &maj, &min, &knee, &end) != 3 ||
+	    (size_t)end != count || maj > MAJOR(~0U) || min > MINOR(~0U) ||
+	    knee > IOPA_LIMIT_MAX)
+		return -EINVAL;
+	dev = MKDEV(maj, min);
+	if (!dev)
+		return -EINVAL;
+	spin_lock(&iopa_knee_lock);
+	if (!knee) {
+		k = iopa_knee_find(dev);
+		if (k)
+			memset(k, 0, sizeof(*k));
+	} else {
+		k = iopa_knee_slot(dev);
+		k->dev = dev;
+		/* Bound to the disk of the next job on the device. */
+		k->diskseq = 0;
+		k->used = ++iopa_knee_clock;
+		k->knee = knee;
+		k->set = true;
+	}
+	spin_unlock(&iopa_knee_lock);
+	return count;
+}
