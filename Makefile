@@ -63,6 +63,8 @@
 #   UDEVDIR        /usr/lib/udev (the rule goes to rules.d/60-iopa.rules)
 #   MODULESLOADDIR /usr/lib/modules-load.d (iopa.conf: load at boot)
 #   SYSUSERSDIR    /usr/lib/sysusers.d (iopa.conf: the group "iopa")
+#   SYSTEMDUNITDIR /usr/lib/systemd/system (iopa-knees.service: the
+#                  devices' knees kept across reboots, by $(SBINDIR)/iopa-knees)
 #   DKMSSRCDIR     /usr/src (dkms's source tree; not under PREFIX)
 #   INSTALL_MOD_DIR  updates (the module's directory under /lib/modules/<KVER>)
 #   KVER           the kernel release of KDIR (its include/config/kernel.release)
@@ -84,6 +86,7 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 UDEVDIR ?= /usr/lib/udev
 MODULESLOADDIR ?= /usr/lib/modules-load.d
 SYSUSERSDIR ?= /usr/lib/sysusers.d
+SYSTEMDUNITDIR ?= /usr/lib/systemd/system
 DKMSSRCDIR ?= /usr/src
 INSTALL_MOD_DIR ?= updates
 
@@ -222,6 +225,12 @@ endif
 		$(DESTDIR)$(MODULESLOADDIR)/iopa.conf
 	install -D -m 644 $(TOP)/tools/udev/iopa-sysusers.conf \
 		$(DESTDIR)$(SYSUSERSDIR)/iopa.conf
+	install -D -m 755 $(TOP)/tools/udev/iopa-knees \
+		$(DESTDIR)$(SBINDIR)/iopa-knees
+	install -d -m 755 $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' $(TOP)/tools/udev/iopa-knees.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service
 	@if [ -z "$(DESTDIR)" ]; then \
 		$(if $(filter 0,$(INSTALL_MODULE)),,echo "depmod -a $(KVER)"; \
 		depmod -a $(KVER);) \
@@ -258,6 +267,8 @@ uninstall:
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-iopa.rules
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/iopa.conf
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/iopa.conf
+	rm -f $(DESTDIR)$(SBINDIR)/iopa-knees
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service
 	rm -rf '$(DKMSDEST)'
 	@if [ -z "$(DESTDIR)" ]; then \
 		echo "depmod -a $(KVER)"; depmod -a $(KVER); \

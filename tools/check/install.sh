@@ -42,7 +42,7 @@ host_state >"$S/host.before"
 touch "$S/stamp"
 sleep 1
 
-plan 22
+plan 24
 
 # logged LOG CMD...: CMD's output to LOG; its tail if CMD fails.
 logged() {
@@ -159,6 +159,16 @@ t "modules-load.d: usr/lib/modules-load.d/iopa.conf, 0644" \
 t "sysusers.d: usr/lib/sysusers.d/iopa.conf, 0644" \
 	check_file "$R/usr/lib/sysusers.d/iopa.conf" 644 \
 	"$TOP/tools/udev/iopa-sysusers.conf"
+t "usr/sbin/iopa-knees, 0755" \
+	check_file "$R/usr/sbin/iopa-knees" 755 "$TOP/tools/udev/iopa-knees"
+check_unit() {
+	local u=$R/usr/lib/systemd/system/iopa-knees.service
+	check_file "$u" 644 || return 1
+	grep -qx 'ExecStart=/usr/sbin/iopa-knees restore /var/lib/iopa/knees' "$u" &&
+		! grep -q @SBINDIR@ "$u"
+}
+t "unit: usr/lib/systemd/system/iopa-knees.service, 0644, runs usr/sbin/iopa-knees" \
+	check_unit
 
 # The DKMS source tree: dkms.conf of this version, kernel/'s tracked
 # sources and the uapi header, nothing built.
@@ -200,6 +210,8 @@ expected() {
 	echo usr/lib/udev/rules.d/60-iopa.rules
 	echo usr/lib/modules-load.d/iopa.conf
 	echo usr/lib/sysusers.d/iopa.conf
+	echo usr/sbin/iopa-knees
+	echo usr/lib/systemd/system/iopa-knees.service
 	dkms_files | sed "s|^|usr/src/iopa-$VER/|"
 }
 check_nothing_else() {

@@ -23,7 +23,7 @@ KSRC=${IOPA_CACHE:-$TOP/.cache}/ksrc	# tools/guest/fetch-ksrc.sh's
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 kernel-layers checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
-	ioctl-number userspace-build libiopa-host iopactl-host bench-report install dkms
+	ioctl-number userspace-build libiopa-host iopactl-host knees-tool bench-report install dkms
 	guest-selftests metrics-guest guest-bpftrace
 	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
 
@@ -108,6 +108,12 @@ check_install() {
 
 check_dkms() {
 	"$TOP/tools/check/dkms.sh"
+}
+
+# iopa-knees (save and restore of the devices' knees across boots)
+# against a stand-in knees file and /dev/disk tree.
+check_knees_tool() {
+	"$TOP/tools/udev/test-iopa-knees.sh"
 }
 
 # iopactl's host tests: parsing, JSON, the watch layout, and its guest
