@@ -82,6 +82,7 @@ struct inproc {
 	bool borrow;			/* lent fds reach the threads as is */
 	bool stop;
 	bool dev_seen;			/* the first job's device was looked at */
+	char dev_id[IOPA_KNEES_ID_LEN];	/* its identity (knees.c), or "" */
 
 	struct inproc_job *pend;	/* ring of INPROC_MAX_JOBS */
 	unsigned int pend_head;
@@ -208,11 +209,17 @@ static bool inproc_rotational(int fd)
 	return buf[0] == '1';
 }
 
-/* The first job's device was looked at: a rotational disk starts at 1. */
-static void inproc_note_device_locked(struct inproc *q, bool rotational)
+/*
+ * The first job's device was looked at: its cached knee is where the
+ * limit starts (knees.c); else a rotational disk starts at 1.
+ */
+static void inproc_note_device_locked(struct inproc *q, bool rotational,
+				      const char *id, unsigned int knee)
 {
 	q->dev_seen = true;
-	if (rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1))
+	snprintf(q->dev_id, sizeof(q->dev_id), "%s", id);
+	if (knee ? iopa_ctl_set_known(&q->ctl, &q->params, knee) :
+	    rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1))
 		q->limit = iopa_ctl_limit(&q->ctl);
 }
 
@@ -388,6 +395,10 @@ void iopa_inproc_destroy(struct inproc *q)
 {
 	unsigned int i;
 
+	/* A knee found (past the start-up): the next run starts there. */
+	if (q->dev_id[0])
+		iopa_knees_save(q->dev_id, iopa_ctl_knee(&q->ctl));
+
 	for (i = 0; i < q->nr_pend; i++) {
 		struct iopa_work *w = &q->pend[(q->pend_head + i) %
 					       INPROC_MAX_JOBS].w;
@@ -439,16 +450,17 @@ static int inproc_prepare(const struct inproc *q, const struct iopa_job *job,
 
 /*
  * Up to INPROC_SUBMIT_CHUNK jobs: checked, their fds dup()ed, the first
- * job's device looked at and the CPU time read before the queue's lock
- * is taken.  Returns how many were queued, or -errno for the first.
+ * job's device looked at (sysfs, the knee cache) and the CPU time read
+ * before the queue's lock is taken.  Returns how many were queued, or -errno for the first.
  */
 static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 			       unsigned int nr)
 {
 	struct iopa_work w[INPROC_SUBMIT_CHUNK];
 	bool need_dev, was_idle, rotational = false;
+	char id[IOPA_KNEES_ID_LEN] = "";
 	uint64_t idle_ms = UINT64_MAX;
-	unsigned int i, n, wake;
+	unsigned int i, n, wake, knee = 0;
 	int r = 0;
 
 	if (nr > INPROC_SUBMIT_CHUNK)
@@ -464,8 +476,11 @@ static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 	need_dev = !q->dev_seen;
 	was_idle = q->idle;
 	pthread_mutex_unlock(&q->lock);
-	if (need_dev)
+	if (need_dev) {
 		rotational = inproc_rotational(w[0].fd);
+		if (iopa_knees_id(w[0].fd, id))
+			knee = iopa_knees_lookup(id);
+	}
 	if (was_idle)
 		idle_ms = inproc_cpu_idle_ms();
 
@@ -476,7 +491,7 @@ static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 		goto out_unlock;
 	}
 	if (need_dev && !q->dev_seen)
-		inproc_note_device_locked(q, rotational);
+		inproc_note_device_locked(q, rotational, id, knee);
 	for (i = 0; i < n; i++) {
 		struct iopa_work *pw;
 

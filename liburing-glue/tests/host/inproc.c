@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,6 +228,8 @@ FIXTURE_SETUP(inproc)
 	unlink(path);
 	ASSERT_EQ(0, fstat(self->file, &self->tb.file_st));
 	memset(&self->o, 0, sizeof(self->o));
+	/* No knee cache but the tests' own (knee_cache_*). */
+	setenv("IOPA_KNEES_CACHE", "", 1);
 	self->o.flags = IOPA_POOL_F_INPROC;
 	self->o.done = done_fn;
 	self->o.done_arg = &self->tb;
@@ -567,6 +570,121 @@ TEST_F_TIMEOUT(inproc, limit_stays_low_for_serial_jobs, 60)
 	TH_LOG("limit %u, most running %d", info.limit,
 	       atomic_load(&self->tb.max_running));
 	EXPECT_GE(4u, info.limit);
+}
+
+/* The cache's line for @fd's file system, as libiopa(7) describes it. */
+static void knee_line(int fd, unsigned int knee, char *buf, size_t len)
+{
+	struct statfs sf;
+	unsigned int v[2] = { 0, 0 };
+
+	if (!fstatfs(fd, &sf))
+		memcpy(v, &sf.f_fsid, sizeof(v));
+	snprintf(buf, len, "fsid=%08x%08x knee=%u\n", v[0], v[1], knee);
+}
+
+/*
+ * A device in the knee cache starts there (Admission v3: the in-process
+ * pool gets the module's start from knowledge), not at 4.
+ */
+TEST_F(inproc, knee_cache_starts_there)
+{
+	char path[] = "/tmp/iopa-knees.XXXXXX", line[64];
+	struct iopa_pool_info info;
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	knee_line(self->file, 3, line, sizeof(line));
+	ASSERT_LT(0, dprintf(fd, "# iopa knees v1\nfsid=0000000000000001 knee=9\n%s",
+			     line));
+	close(fd);
+	setenv("IOPA_KNEES_CACHE", path, 1);
+	self->o.max_threads = 8;
+	self->tb.gate = 2;	/* the job waits: the limit is read meanwhile */
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	self->tb.gate = 0;
+	pthread_cond_broadcast(&self->tb.cond);
+	unlink(path);
+	EXPECT_EQ(3u, info.limit);
+}
+
+/*
+ * A cache file of another format is no memory: the start is the one
+ * without a cache (4, or 1 on a disk that says it is rotational).
+ */
+TEST_F(inproc, knee_cache_other_format_ignored)
+{
+	char path[] = "/tmp/iopa-knees.XXXXXX", line[64];
+	struct iopa_pool_info info;
+	unsigned int cold;
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	knee_line(self->file, 3, line, sizeof(line));
+	ASSERT_LT(0, dprintf(fd, "# iopa knees v2\n%s", line));
+	close(fd);
+	self->o.max_threads = 8;
+	/* without a cache */
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	cold = info.limit;
+	ASSERT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
+	ASSERT_NE(3u, cold);
+	setenv("IOPA_KNEES_CACHE", path, 1);
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 1, 2, 0));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	unlink(path);
+	EXPECT_EQ(cold, info.limit);
+}
+
+/*
+ * A pool whose controller found a knee leaves it in the cache at close,
+ * keyed by its file system, the other devices' lines kept.
+ */
+TEST_F_TIMEOUT(inproc, knee_cache_learned_at_close, 60)
+{
+	char path[] = "/tmp/iopa-knees.XXXXXX", line[64], buf[512];
+	unsigned int next = 0, knee = 0;
+	time_t end = time(NULL) + 4;
+	int fd = mkstemp(path);
+	ssize_t n;
+	char *l;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, dprintf(fd, "# iopa knees v1\nfsid=0000000000000001 knee=9\n"));
+	close(fd);
+	setenv("IOPA_KNEES_CACHE", path, 1);
+	self->o.max_threads = 16;
+	self->tb.serial = true;		/* a doubling does not pay: a knee */
+	self->tb.work_us = 2000;
+	ASSERT_EQ(0, start(self));
+	while (time(NULL) < end) {
+		ASSERT_EQ(0, submit_range(self, next, next + 16, 0));
+		next = (next + 16) % (NJOBS * 16);
+	}
+	ASSERT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	unlink(path);
+	ASSERT_LT(0, n);
+	buf[n] = 0;
+	TH_LOG("cache: %s", buf);
+	EXPECT_EQ(0, strncmp(buf, "# iopa knees v1\nfsid=0000000000000001 knee=9\n", 44));
+	knee_line(self->file, 0, line, sizeof(line));
+	line[27] = 0;		/* "fsid=<16 hex> knee=" */
+	l = strstr(buf, line);
+	ASSERT_NE(NULL, l) TH_LOG("no line for %s", line);
+	EXPECT_EQ(1, sscanf(l + 27, "%u", &knee));
+	EXPECT_LE(1u, knee);
+	EXPECT_GE(16u, knee);
 }
 
 /*
