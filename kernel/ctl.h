@@ -275,6 +275,9 @@ struct iopa_ctl_sample {
  *	(saturated at IOPA_CTL_BR_FOREIGN_HELD)
  * @br_restarted: bracket: started up again at least once (level shift,
  *	competitor): its start-up is no cold start
+ * @br_floor: bracket: a start from a known knee on a disk that says it
+ *	is rotational probes the start limit first (1: to probe, 2: the
+ *	probe under way; iopa_ctl_set_known())
  * @br_fours: bracket: the submitter's bytes in the window under way
  * @br_fdev: bracket: the device's bytes (everyone's reads) in it
  * @br_fms: bracket: its length so far, ms (the window closes at
@@ -327,6 +330,7 @@ struct iopa_ctl {
 	u8 br_fpend;
 	u8 br_fheld;
 	u8 br_restarted;
+	u8 br_floor;
 	u32 br_fms;
 	u64 br_fours;
 	u64 br_fdev;
@@ -353,6 +357,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 knee);
 u32 iopa_ctl_limit(const struct iopa_ctl *c);
 u32 iopa_ctl_knee(const struct iopa_ctl *c);
+u32 iopa_ctl_settled_knee(const struct iopa_ctl *c);
 enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);
 enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c);
 u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,

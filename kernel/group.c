@@ -607,9 +607,14 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (iopa_ctl_update(&g->ctl, &p, &s, &r))
 		g->changes++;
 	g->cycles++;
-	/* A search that ended: the device's knee, for the next ones. */
-	if (iopa_ctl_mode(&g->ctl) == IOPA_CTL_MODE_STEADY)
-		iopa_knee_learn(g->dev, g->diskseq, iopa_ctl_knee(&g->ctl));
+	/*
+	 * A search that ended, one member alone on the device: its knee,
+	 * for the next ones (knee.c).  Not with more members (the budget is
+	 * at least one job each) nor with others reading the device.
+	 */
+	if (g->floor <= 1)
+		iopa_knee_learn(g->dev, g->diskseq,
+				iopa_ctl_settled_knee(&g->ctl));
 	iopa_group_split(g, &p, true, r, s.tput);
 	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
 			       mode, r, s.tput, g->nr_members, g->sharers);
@@ -820,8 +825,6 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	iopa_ctx_unlock(ctx);
 	last = !g->nr_members;
 	if (last) {
-		/* Past its start-up: the best the group knew, remembered. */
-		iopa_knee_learn(g->dev, g->diskseq, iopa_ctl_knee(&g->ctl));
 		g->dead = true;
 		list_del(&g->node);
 		atomic_dec(&iopa_nr_groups);

@@ -11,13 +11,19 @@
  * its submitters leave: the next submitter on the device starts there
  * and checks it by bracketing (iopa_ctl_set_known()).
  *
- * - Learned from a device group: its controller's knee each group cycle
- *   it holds in STEADY (the search has ended there), and when its last
- *   member leaves, the knee it had then (if it was past its start-up).
+ * - Learned from a device group with one active member and no one else
+ *   reading the device: its controller's base each group cycle it
+ *   spends in STEADY (the search ended there: iopa_ctl_settled_knee()).
+ *   What a group learns replaces what an operator set (the device had
+ *   the last word).
  * - Set by an operator in <sysfs>/class/misc/iopa/knees, one device a
- *   write, in blk-iocost's io.cost.model way: "MAJ:MIN knee=N" (N 0
- *   forgets).  Read, one line per device:
- *   "MAJ:MIN knee=N diskseq=S src=learned|set".  A unit saves the file
+ *   write, in the keyed-line way of blk-iocost's io.cost.model (a
+ *   cgroup file there): "MAJ:MIN knee=N [diskseq=S]" (N 0 forgets).
+ *   Read, one line per device: "MAJ:MIN knee=N diskseq=S src=learned|set"
+ *   (the first three fields are valid input).  One file rather than a
+ *   directory per device: entries exist for devices the module has not
+ *   seen yet (restored at boot), which a kobject per device could not
+ *   name before the device is there.  A unit saves the file
  *   at shutdown and restores it at boot (tools/udev/iopa-knees), mapping
  *   MAJ:MIN to a stable identity (/dev/disk/by-id) and back.
  * - Identity: the dev_t and the disk's diskseq, the number the block
@@ -27,6 +33,9 @@
  *   binds it.
  * - At most IOPA_KNEE_MAX devices (the file stays within a page); a new
  *   one takes the place of the least recently used.
+ * - A start from a known knee is checked (iopa_ctl_set_known()): on a
+ *   disk that says it is rotational, one job is tried first, as a knee
+ *   of another workload may be far too high for this one.
  *
  * Locking: iopa_knee_lock, a leaf spinlock (taken under ctx->lock).
  */
@@ -35,12 +44,17 @@
 #include <linux/kernel.h>
 #include <linux/kdev_t.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 
 #include "iopa.h"
 
-/* Devices remembered: 64 lines of at most 62 bytes fit a 4 KiB page. */
-#define IOPA_KNEE_MAX	64
+/*
+ * Devices remembered: 63 lines of at most 64 bytes ("4095:1048575
+ * knee=4096 diskseq=<20 digits> src=learned\n") fit the 4095 bytes of a
+ * sysfs page.
+ */
+#define IOPA_KNEE_MAX	63
 
 /**
  * struct iopa_knee - a device's remembered knee
@@ -134,7 +148,7 @@ void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee)
 {
 	struct iopa_knee *k;
 
-	if (!dev || !knee)
+	if (!dev || !knee || !diskseq)
 		return;
 	spin_lock(&iopa_knee_lock);
 	k = iopa_knee_slot(dev);
@@ -169,27 +183,65 @@ ssize_t iopa_knee_show(char *buf)
 	return n;
 }
 
+/* "MAJ:MIN" into @dev: 0 or -EINVAL (major 0: no block device has it). */
+static int iopa_knee_parse_dev(char *tok, dev_t *dev)
+{
+	char *min = strchr(tok, ':');
+	unsigned int ma, mi;
+
+	if (!min)
+		return -EINVAL;
+	*min++ = 0;
+	if (kstrtouint(tok, 10, &ma) || kstrtouint(min, 10, &mi) || !ma ||
+	    ma > MAJOR(~0U) || mi > MINOR(~0U))
+		return -EINVAL;
+	*dev = MKDEV(ma, mi);
+	return 0;
+}
+
 /**
  * iopa_knee_store() - set or forget one device's knee
- * @buf: "MAJ:MIN knee=N\n", N in 0..IOPA_LIMIT_MAX (0 forgets)
+ * @buf: "MAJ:MIN knee=N [diskseq=S]\n": N in 0..IOPA_LIMIT_MAX (0
+ *	forgets); S, if given and not 0, the disk the knee is for (else the
+ *	disk of the next job on the device)
  * @count: its length
  *
- * Return: @count, or -EINVAL for anything else (a device number out of
- * range or 0:0 included).
+ * Return: @count, or -EINVAL for anything else (a number that does not
+ * fit, major 0 and a device number out of range included).
  */
 ssize_t iopa_knee_store(const char *buf, size_t count)
 {
-	unsigned int maj, min, knee;
+	char line[96], *s = line, *tok;
+	unsigned int knee = 0;
+	bool have_knee = false;
 	struct iopa_knee *k;
-	int end = 0;
-	dev_t dev;
+	u64 diskseq = 0;
+	dev_t dev = 0;
+	int i;
 
-	if (sscanf(buf, "%u:%u knee=%u %n", &maj, &min, &knee, &end) != 3 ||
-	    (size_t)end != count || maj > MAJOR(~0U) || min > MINOR(~0U) ||
-	    knee > IOPA_LIMIT_MAX)
+	if (count >= sizeof(line))
 		return -EINVAL;
-	dev = MKDEV(maj, min);
-	if (!dev)
+	memcpy(line, buf, count);
+	line[count] = 0;
+	if (count && line[count - 1] == '\n')
+		line[count - 1] = 0;
+	for (i = 0; (tok = strsep(&s, " ")); i++) {
+		if (i == 0) {
+			if (iopa_knee_parse_dev(tok, &dev))
+				return -EINVAL;
+		} else if (i == 1 && !strncmp(tok, "knee=", 5)) {
+			if (kstrtouint(tok + 5, 10, &knee) ||
+			    knee > IOPA_LIMIT_MAX)
+				return -EINVAL;
+			have_knee = true;
+		} else if (i == 2 && !strncmp(tok, "diskseq=", 8)) {
+			if (kstrtou64(tok + 8, 10, &diskseq))
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (!have_knee)
 		return -EINVAL;
 	spin_lock(&iopa_knee_lock);
 	if (!knee) {
@@ -199,8 +251,7 @@ ssize_t iopa_knee_store(const char *buf, size_t count)
 	} else {
 		k = iopa_knee_slot(dev);
 		k->dev = dev;
-		/* Bound to the disk of the next job on the device. */
-		k->diskseq = 0;
+		k->diskseq = diskseq;
 		k->used = ++iopa_knee_clock;
 		k->knee = knee;
 		k->set = true;

@@ -132,14 +132,13 @@ void iopa_limit_note_file(struct iopa_submitter *sub, const struct file *file)
 	       inode->i_sb->s_bdev;
 	if (!bdev)
 		return;
-	sub->diskseq = bdev->bd_disk->diskseq;
+	sub->diskseq = READ_ONCE(bdev->bd_disk->diskseq);
 	knee = iopa_knee_lookup(dev, sub->diskseq);
 	iopa_params_get(&p);
+	/* The rotational start first: the floor of restarts, and probed. */
+	changed = !bdev_nonrot(bdev) && iopa_ctl_set_start(&sub->ctl, &p, 1);
 	if (knee)
-		changed = iopa_ctl_set_known(&sub->ctl, &p, knee);
-	else
-		changed = !bdev_nonrot(bdev) &&
-			  iopa_ctl_set_start(&sub->ctl, &p, 1);
+		changed |= iopa_ctl_set_known(&sub->ctl, &p, knee);
 	if (!changed)
 		return;
 	sub->changes++;

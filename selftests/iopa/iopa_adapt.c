@@ -2524,7 +2524,9 @@ TEST_F(load, knee_set_read_forget)
 	static const char * const bad[] = {
 		"%u:%u\n", "%u:%u knee=4097\n", "%u:%u knee=3 x\n",
 		"%u:%u knee=-1\n", "%u:%u knie=3\n", "0:0 knee=3\n",
-		"4096:0 knee=3\n",
+		"4096:0 knee=3\n", "%u:%u knee=4294967302\n",
+		"0:%u knee=3\n", "%u:%u knee=3 diskseq=x\n",
+		"%u:%u diskseq=1 knee=3\n", "%u:%u  knee=3\n",
 	};
 	unsigned long long seq = 1;
 	unsigned int knee = 0, i;
@@ -2552,6 +2554,13 @@ TEST_F(load, knee_set_read_forget)
 	}
 	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
 	EXPECT_EQ(6U, knee);
+	/* what a read shows is valid input: a knee for one disk */
+	snprintf(line, sizeof(line), "%u:%u knee=5 diskseq=77\n",
+		 major(sb.st_rdev), minor(sb.st_rdev));
+	ASSERT_EQ(0, iopa_sysfs_write_str("knees", line));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	EXPECT_EQ(5U, knee);
+	EXPECT_EQ(77ULL, seq);
 	ASSERT_EQ(0, knee_set(sb.st_rdev, 0));
 	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set));
 }

@@ -38,7 +38,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: iopa-sim [--table | --fit | --curve | --noise | --list | --sweep |\n"
 		"                 --seeds N | --trace] [-s SCENARIO] [-p POLICY] [--seed N]\n"
-		"                [--ncpus N] [--duration MS] [--fixed N] [--job-scale X]\n"
+		"                [--ncpus N] [--duration MS] [--fixed N] [--knee N] [--rotational]\n"
+		"                [--job-scale X]\n"
 		"                [--set PARAM=VALUE]... [--model NAME=VALUE]... [--csum-ms X]\n"
 		"                [--quiet]\n");
 	exit(2);
@@ -797,6 +798,8 @@ int main(int argc, char **argv)
 			mode = LIST;
 		} else if (!strcmp(a, "--quiet")) {
 			cl.o.quiet = 1;
+		} else if (!strcmp(a, "--rotational")) {
+			cl.o.rotational = 1;
 		} else if (!v) {
 			usage();
 		} else if (!strcmp(a, "--seeds")) {
@@ -814,6 +817,8 @@ int main(int argc, char **argv)
 			cl.o.duration_ms = atoi(argv[++i]);
 		} else if (!strcmp(a, "--fixed")) {
 			cl.o.fixed = atoi(argv[++i]);
+		} else if (!strcmp(a, "--knee")) {
+			cl.o.knee = atoi(argv[++i]);
 		} else if (!strcmp(a, "--csum-ms")) {
 			cl.o.csum_ms_per_100k = atof(argv[++i]);
 		} else if (!strcmp(a, "--set") && cl.nset < 16) {

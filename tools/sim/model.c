@@ -1203,9 +1203,14 @@ static int gm_join(struct gm *g, unsigned int t)
 	if (gm_cycle_begin(g, t))
 		return -1;
 	iopa_ctl_set_policy(&tn->c, g->r->policy);
-	/* kernel/limit.c: a rotational disk starts at one job */
-	if (g->sc->dev.kind == GM_DEV_HDD)
+	/*
+	 * kernel/limit.c: a disk that says it is rotational starts at one
+	 * job; then a remembered knee, if any (kernel/knee.c).
+	 */
+	if (g->sc->dev.kind == GM_DEV_HDD || g->r->rotational)
 		iopa_ctl_set_start(&tn->c, g->r->p, 1);
+	if (g->r->knee)
+		iopa_ctl_set_known(&tn->c, g->r->p, g->r->knee);
 	if (g->r->fixed)
 		iopa_ctl_set_fixed(&tn->c, g->r->fixed);
 	tn->cold = true;

@@ -226,6 +226,8 @@ struct gm_run {
 	const struct iopa_ctl_params *p;
 	int policy;
 	unsigned int fixed;
+	unsigned int knee;
+	int rotational;
 	unsigned int ncpus;
 	double dur_ms;
 	unsigned long long seed;

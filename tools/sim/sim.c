@@ -908,6 +908,8 @@ static int g_run(const struct g_setup *gs, const struct iopa_ctl_params *p,
 	r->p = p;
 	r->policy = pol;
 	r->fixed = fixed;
+	r->knee = o->knee;
+	r->rotational = o->rotational;
 	r->ncpus = gs->ncpus;
 	r->dur_ms = gs->dur_ms;
 	r->seed = o->seed ? o->seed : 1;

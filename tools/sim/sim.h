@@ -143,6 +143,10 @@ void sim_model_print(const struct sim_model *m, const char *prefix);
  * @best_max: best fixed limit of 1..this; 0: legacy max_limit,
  *	guest-like 64
  * @fixed: > 0: no controller, this limit
+ * @knee: guest-like: > 0: the device's remembered knee, given to each
+ *	submitter at its first job (iopa_ctl_set_known(), kernel/knee.c)
+ * @rotational: guest-like: the device says it is rotational even if it
+ *	is not (a virtio disk): the start limit is 1
  * @trace: print every cycle on stdout, as # lines
  * @quiet: guest-like: no jitter, slow jobs or stalls (whole-job crediting
  *	stays)
@@ -157,6 +161,8 @@ struct sim_opts {
 	unsigned int ncpus;
 	unsigned int best_max;
 	int fixed;
+	unsigned int knee;
+	int rotational;
 	int trace;
 	int quiet;
 	double csum_ms_per_100k;
