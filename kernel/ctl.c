@@ -1320,14 +1320,6 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 	bool no_up = iopa_ctl_br_no_up(s);
 	u32 m = iopa_ctl_br_min_step(c->base);
 
-	/* A known knee's floor probe first (iopa_ctl_set_known()). */
-	if (c->br_floor == 1) {
-		c->br_floor = 2;
-		c->dir = -1;
-		c->mode = IOPA_CTL_MODE_PROBE;
-		iopa_ctl_br_move(c, c->br_start);
-		return;
-	}
 	while (c->step >= m) {
 		int i;
 
@@ -1393,6 +1385,14 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	if (c->limit == c->base) {
 		/* The start limit measured: the reference for a doubling. */
 		iopa_ctl_br_set_ref(c);
+		/* A known knee's one-job probe first (iopa_ctl_set_known()). */
+		if (c->br_floor == 1) {
+			c->br_floor = 2;
+			c->dir = -1;
+			c->mode = IOPA_CTL_MODE_PROBE;
+			iopa_ctl_br_move(c, c->br_start);
+			return;
+		}
 		iopa_ctl_br_double(c, p, s);
 		return;
 	}
@@ -1457,8 +1457,9 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 	if (flat)
 		v = lean_big ? IOPA_CTL_BR_BIG : IOPA_CTL_BR_SMALL;
 	/*
-	 * The floor probe of a known knee: the start limit won, the knee is
-	 * another workload's: start up from there; else bracket the knee.
+	 * The one-job probe of a known knee: one job won, the knee is
+	 * another workload's: start up from there; else go on from the
+	 * knee, doubling while a doubling pays.
 	 */
 	if (c->br_floor == 2) {
 		c->br_floor = 0;
@@ -1466,8 +1467,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 			iopa_ctl_br_restart_from(c, c->br_start);
 			return;
 		}
-		c->rejected = c->limit;
-		c->mode = IOPA_CTL_MODE_NORMAL;
+		c->mode = IOPA_CTL_MODE_FAST;
 		iopa_ctl_br_move(c, c->base);
 		return;
 	}
@@ -1927,24 +1927,20 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  *	remembered (kernel/knee.c) or set by an operator
  *
  * Bracket only, before the start limit has been measured, when init_limit
- * is 0 (an operator's start wins) and the knee is above the start limit
- * (else the start-up is as short): the start-up's doublings are skipped.
- * The knee is the base, measured first (the first cycle stays
- * transient), then bracketed as after a start-up: a quarter of it up,
- * then down, halving to the finest step, so a knee that moved a little
- * is found by the probes (and a level shift still starts up again).
+ * is 0 (an operator's start wins) and the knee is above the start limit:
+ * the start-up begins at the knee instead of the start limit, doubling
+ * while a doubling pays, so a knee too low (one learned in noise, or of
+ * another workload) is left in log2 steps, and one that holds costs a
+ * doubling undone.
  *
  * On a disk that says it is rotational (iopa_ctl_set_start() made the
- * start limit 1 first) the start limit is probed once before that: a
- * knee learned from another workload (small files, where 4 jobs pay) is
- * far too high for one that thrashes (large files read in turns: flat
- * from 2 jobs up, 1 a third better), and no bracket of quarters crosses
- * that plateau; if 1 wins, the start-up runs from 1 as without a knee.
- * On the guest-like models (make sim-test, known_knee_*) the knee gives
- * 99% of the best fixed limit in 5 s runs where the cold start gives
- * 83-95%, and a knee 8 times too high costs 15 points, not 35.
+ * start limit 1 first) one job is probed first, once: a knee learned
+ * from another workload (small files, where 4 jobs pay) is far too high
+ * for one that thrashes (large files read in turns: flat from 2 jobs up,
+ * 1 a third better), and nothing crosses that plateau from above; if 1
+ * wins, the start-up runs from 1 as without a knee.
  *
- * Return: true if the start changed (the limit or the mode).
+ * Return: true if the start changed.
  */
 bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 knee)
@@ -1955,8 +1951,6 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	    c->base != c->br_start || c->br_n || c->br_streak)
 		return false;
 	c->base = iopa_ctl_clamp(c, knee);
-	c->mode = IOPA_CTL_MODE_NORMAL;
-	iopa_ctl_br_search(c, c->base / 4, 1);
 	c->br_floor = c->br_start == 1 && c->base > 1;
 	iopa_ctl_br_move(c, c->base);
 	/* Still the first cycle's transient, whatever ran before. */

@@ -9,7 +9,7 @@
  * and many others say whatever they are), a second or more of a short
  * run.  So the module keeps each device's knee while it is loaded, after
  * its submitters leave: the next submitter on the device starts there
- * and checks it by bracketing (iopa_ctl_set_known()).
+ * and doubles from there while a doubling pays (iopa_ctl_set_known()).
  *
  * - Learned from a device group with one active member and no one else
  *   reading the device: its controller's base each group cycle it

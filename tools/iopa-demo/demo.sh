@@ -199,6 +199,9 @@ while [ "$round" -le "$DEMO_ROUNDS" ]; do
 		drop_caches
 		echo
 		if [ "$limit" = 0 ]; then
+			# What the module remembers of the devices (knees).
+			knees=$(tr '\n' ';' <"$SYSFS/knees" 2>/dev/null)
+			say "round $round: devices' knees known: ${knees:-none}"
 			say "round $round: $DEMO_WORKERS worker threads, adaptive in-flight limit (the" \
 				"kernel measures the block-layer throughput each cycle and moves the" \
 				"limit; policy $(cat $SYSFS/default_policy), cycles of" \

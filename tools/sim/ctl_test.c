@@ -793,9 +793,9 @@ TEST(bracket_starts_at_1_on_a_rotational_disk)
 }
 
 /*
- * A remembered knee (kernel/knee.c) skips the start-up: the knee is the
- * base, in NORMAL; at or below the start limit it changes nothing; an
- * operator's init_limit and the other policies keep their start.
+ * A remembered knee (kernel/knee.c) is where the start-up begins; at or
+ * below the start limit it changes nothing; an operator's init_limit and
+ * the other policies keep their start.
  */
 TEST(bracket_starts_at_a_known_knee)
 {
@@ -806,14 +806,19 @@ TEST(bracket_starts_at_a_known_knee)
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
-	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
 	/* the knee checked, it stays (a hard knee at 16) */
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	/* at the start limit: nothing to skip */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 4));
-	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	EXPECT_EQ(4, iopa_ctl_limit(&c));
+	/* a knee too low: the doublings leave it */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8));
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	/* once the start is measured, too late */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	feed(&c, &p, dev_knee16(4), false, true);	/* transient */
@@ -858,10 +863,12 @@ TEST(bracket_known_knee_on_a_rotational_disk_probes_one_job)
 /*
  * The guest-like models (iopa-sim --knee): 5 s runs from a remembered
  * knee against cold ones, mean of seeds 1..4.  With the device's own
- * knee the SSD model is at 99% of its best fixed limit where a cold
- * start gives 83-95%; on the HDD model a knee 8 times too high (another
- * workload's) costs at most 15 points at 5 s and 5 at 20 s, where a
- * bracket without the one-job probe stayed at 65%.
+ * knee the SSD model's 1 MB files are at 95% of the best fixed limit
+ * where a cold start gives 83%; said to be rotational (a virtio disk),
+ * where the cold start is at 1, 76% against 61%, and a knee 4 times too
+ * low is about as good as cold; on the HDD model a knee 8 times too high
+ * (another workload's) costs about 7 points at 5 s, where a bracket
+ * without the one-job probe stayed at 65%.
  */
 static double sim_pct(enum sim_scenario_id id, unsigned int knee, int rot,
 		      unsigned int ms, struct __test_metadata *_metadata)
@@ -890,8 +897,8 @@ TEST(known_knee_short_runs_on_the_models)
 	cold = sim_pct(SIM_G_SSD_1M, 0, 0, 5000, _metadata);
 	warm = sim_pct(SIM_G_SSD_1M, 16, 0, 5000, _metadata);
 	TH_LOG("ssd-1m 5 s: cold %.1f%%, knee 16 %.1f%%", cold, warm);
-	EXPECT_GE(warm, 98);
-	EXPECT_GE(warm, cold + 10);
+	EXPECT_GE(warm, 93);
+	EXPECT_GE(warm, cold + 8);
 	warm = sim_pct(SIM_G_SSD_100K, 16, 0, 5000, _metadata);
 	EXPECT_GE(warm, 98);
 	/* a virtio disk saying "rotational": better than its start at 1 */
@@ -900,10 +907,18 @@ TEST(known_knee_short_runs_on_the_models)
 	TH_LOG("rotational ssd-1m 5 s: cold %.1f%%, knee 16 %.1f%%", cold,
 	       warm);
 	EXPECT_GE(warm, cold + 8);
+	/*
+	 * A knee too low (learned in noise): about as good as cold on
+	 * 100 KB files (on 1 MB files the one-job probe costs 7 points:
+	 * a third of a second at 40 ms a request).
+	 */
+	cold = sim_pct(SIM_G_SSD_100K, 0, 1, 5000, _metadata);
+	warm = sim_pct(SIM_G_SSD_100K, 4, 1, 5000, _metadata);
+	EXPECT_GE(warm, cold - 2);
 	/* another workload's knee, far too high for 1 MB files */
 	warm = sim_pct(SIM_G_HDD_1M, 8, 0, 5000, _metadata);
 	TH_LOG("hdd-1m 5 s, knee 8: %.1f%%", warm);
-	EXPECT_GE(warm, 80);
+	EXPECT_GE(warm, 85);
 	warm = sim_pct(SIM_G_HDD_1M, 8, 0, 20000, _metadata);
 	EXPECT_GE(warm, 93);
 }
