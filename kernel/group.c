@@ -612,7 +612,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	 * for the next ones (knee.c).  Not with more members (the budget is
 	 * at least one job each) nor with others reading the device.
 	 */
-	if (g->floor <= 1)
+	if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
 		iopa_knee_learn(g->dev, g->diskseq,
 				iopa_ctl_settled_knee(&g->ctl));
 	iopa_group_split(g, &p, true, r, s.tput);

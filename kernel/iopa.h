@@ -580,6 +580,7 @@ enum iopa_param {
  * @max_user_submitters: live submitters per user, module-wide (user.c)
  * @max_workers: live workers per context
  * @max_total_jobs: jobs of the whole module (iopa_totals.jobs)
+ * @learn_knees: 1: device groups learn their devices' knees (knee.c)
  *
  * Read with READ_ONCE(): a new value applies to the next check.
  */
@@ -589,6 +590,7 @@ struct iopa_tunables {
 	unsigned int		max_user_submitters;
 	unsigned int		max_workers;
 	unsigned int		max_total_jobs;
+	unsigned int		learn_knees;
 };
 
 /*

@@ -11,7 +11,8 @@
  * its submitters leave: the next submitter on the device starts there
  * and doubles from there while a doubling pays (iopa_ctl_set_known()).
  *
- * - Learned from a device group with one active member and no one else
+ * - Learned, when the learn_knees tunable is 1 (0 by default: see
+ *   params.c), from a device group with one active member and no one else
  *   reading the device: its controller's base each group cycle it
  *   spends in STEADY (the search ended there: iopa_ctl_settled_knee()).
  *   What a group learns replaces what an operator set (the device had

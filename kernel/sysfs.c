@@ -80,6 +80,12 @@ static struct iopa_tunable_attr iopa_tunable_attr_tbl[] = {
 		.val	= &iopa_tunables.max_total_jobs,
 		.min	= 1,
 		.max	= 16777216,
+	}, {
+		.dattr	= __ATTR(learn_knees, 0644, iopa_tunable_show,
+				 iopa_tunable_store),
+		.val	= &iopa_tunables.learn_knees,
+		.min	= 0,
+		.max	= 1,
 	},
 };
 
@@ -178,6 +184,7 @@ static struct attribute *iopa_tunable_attrs[] = {
 	&iopa_tunable_attr_tbl[2].dattr.attr,
 	&iopa_tunable_attr_tbl[3].dattr.attr,
 	&iopa_tunable_attr_tbl[4].dattr.attr,
+	&iopa_tunable_attr_tbl[5].dattr.attr,
 	&iopa_param_attr_tbl[0].dattr.attr,
 	&iopa_param_attr_tbl[1].dattr.attr,
 	&iopa_param_attr_tbl[2].dattr.attr,

@@ -395,9 +395,9 @@ void iopa_inproc_destroy(struct inproc *q)
 {
 	unsigned int i;
 
-	/* A knee found (past the start-up): the next run starts there. */
+	/* A knee found (the search ended there): the next run starts there. */
 	if (q->dev_id[0])
-		iopa_knees_save(q->dev_id, iopa_ctl_knee(&q->ctl));
+		iopa_knees_save(q->dev_id, iopa_ctl_settled_knee(&q->ctl));
 
 	for (i = 0; i < q->nr_pend; i++) {
 		struct iopa_work *w = &q->pend[(q->pend_head + i) %

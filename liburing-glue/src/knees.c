@@ -9,9 +9,11 @@
  * instead of starting up from 4, or from 1 on a disk that says it is
  * rotational.
  *
- * - The file: $IOPA_KNEES_CACHE if set (empty: no memory), else
+ * - Opt-in, as the module's learn_knees is (0 by default: knees learned
+ *   in noise were below the demo disk's best and cost more than the
+ *   start-up they saved): the file is $IOPA_KNEES_CACHE; "default" for
  *   $XDG_CACHE_HOME/iopa/knees, else $HOME/.cache/iopa/knees (the
- *   directory made 0700).  Read only through secure_getenv(): a set-id
+ *   directory made 0700); unset or empty, no memory.  Read only through secure_getenv(): a set-id
  *   program gets no memory rather than a path from its caller.
  * - Its format, documented in libiopa(7), one device a line after a
  *   "# iopa knees v1" line:  "fsid=<16 hex digits> knee=<N>".
@@ -20,8 +22,8 @@
  *   (ext4, xfs and btrfs derive it from their UUID) and the same for
  *   every file of one file system, which is what the jobs read.  A file
  *   system whose id is 0 gets no memory.
- * - Written when a pool closes whose controller had found a knee (past
- *   its start-up): that device's line is replaced or added at the end,
+ * - Written when a pool closes whose controller's search had ended there
+ *   (iopa_ctl_settled_knee()): that device's line is replaced or added at the end,
  *   the oldest lines beyond IOPA_KNEES_MAX dropped, through a temporary
  *   file renamed over the old one (two pools closing at once: the last
  *   one's file stands).
@@ -51,14 +53,18 @@ static bool knees_path(char *buf, size_t len)
 	const char *e = secure_getenv("IOPA_KNEES_CACHE");
 	int n;
 
-	if (e)
-		n = *e ? snprintf(buf, len, "%s", e) : -1;
-	else if ((e = secure_getenv("XDG_CACHE_HOME")) && *e == '/')
-		n = snprintf(buf, len, "%s/iopa/knees", e);
-	else if ((e = secure_getenv("HOME")) && *e == '/')
-		n = snprintf(buf, len, "%s/.cache/iopa/knees", e);
-	else
-		n = -1;
+	if (!e || !*e)
+		return false;
+	if (!strcmp(e, "default")) {
+		if ((e = secure_getenv("XDG_CACHE_HOME")) && *e == '/')
+			n = snprintf(buf, len, "%s/iopa/knees", e);
+		else if ((e = secure_getenv("HOME")) && *e == '/')
+			n = snprintf(buf, len, "%s/.cache/iopa/knees", e);
+		else
+			return false;
+	} else {
+		n = snprintf(buf, len, "%s", e);
+	}
 	return n > 0 && (size_t)n < len;
 }
 

@@ -1826,6 +1826,8 @@ FIXTURE(load) {
 	/* cgroups made (shared_device_split_by_cgroup), undone in teardown */
 	bool cg_mounted;
 	int cg_made;
+	/* learn_knees as found, put back in the teardown; -1: untouched */
+	int64_t old_learn;
 };
 
 FIXTURE_VARIANT(load) {
@@ -1863,6 +1865,7 @@ FIXTURE_SETUP(load)
 	self->trace_used = false;
 	self->cg_mounted = false;
 	self->cg_made = 0;
+	self->old_learn = -1;
 	self->tracefs = NULL;
 	self->old_tracing_on = self->old_record_cmd = -1;
 	if (access(IOPA_DEV_PATH, F_OK))
@@ -1923,7 +1926,18 @@ FIXTURE_TEARDOWN(load)
 	}
 	if (self->restore_tunables)
 		EXPECT_EQ(0, tunables_restore(&self->saved));
+	if (self->old_learn >= 0)
+		EXPECT_EQ(0, iopa_sysfs_write("learn_knees", self->old_learn));
 }
+
+/* Set learn_knees to @on, the old value put back in the teardown. */
+#define SET_LEARN(on) do { \
+	uint64_t __v; \
+	ASSERT_EQ(0, iopa_sysfs_read("learn_knees", &__v)); \
+	if (self->old_learn < 0) \
+		self->old_learn = (int64_t)__v; \
+	ASSERT_EQ(0, iopa_sysfs_write("learn_knees", (on))); \
+} while (0)
 
 /*
  * Load null_blk with @params and open /dev/nullb0 O_DIRECT as the job
@@ -2631,40 +2645,85 @@ TEST_F(load, knee_forgotten_with_its_disk)
 		TH_LOG("still there: knee %u diskseq %llu", knee, seq);
 }
 
-/*
- * A device group that found its knee leaves it behind: once its search
- * ended (STEADY), the knees file holds the budget it settled at, learned
- * and bound to the disk, after the last member left.
- */
-TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
+/* The group's search ended with @sub alone on the load's device. */
+static int run_until_steady(struct load *l, int sub, unsigned int *lo,
+			    unsigned int *hi)
 {
-	unsigned int knee = 0, lo = ~0U, hi = 0, steady = 0;
-	unsigned long long seq = 0;
 	struct obs o[MAX_SUBS];
 	struct iopa_state st;
+	unsigned int steady = 0;
+	int i, r;
+
+	obs_reset(&o[0], IOPA_POLICY_BRACKET);
+	*lo = ~0U;
+	*hi = 0;
+	/* a few of the group's cycles in STEADY */
+	for (i = 0; i < 120 && steady < 3; i++) {
+		r = load_run(l, o, 1, 60000);
+		if (!r)
+			r = iopa_get_state(sub, &st);
+		if (r)
+			return r;
+		if (st.sharers && st.mode == IOPA_MODE_STEADY) {
+			*lo = st.budget < *lo ? st.budget : *lo;
+			*hi = st.budget > *hi ? st.budget : *hi;
+			steady++;
+		}
+	}
+	return steady ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * By default (learn_knees 0) a group learns nothing: the knees file has
+ * no line for its device after its search ended and it went.
+ */
+TEST_F_TIMEOUT(load, knee_not_learned_by_default, 180)
+{
+	unsigned long long seq = 0;
+	unsigned int knee = 0, lo, hi;
 	struct stat sb;
-	bool set = true;
-	int sub, i;
+	bool set;
+	int sub;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device groups are the bracket policy's");
+	SET_LEARN(0);
 	LOAD_NULLB(NULLB_DEEP, 16);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
 	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
 	sub = load_add_sub(&self->l);
 	ASSERT_LE(0, sub);
-	obs_reset(&o[0], variant->policy);
-	/* a few of the group's cycles in STEADY, each learning the knee */
-	for (i = 0; i < 120 && steady < 3; i++) {
-		ASSERT_EQ(0, load_run(&self->l, o, 1, 60000));
-		ASSERT_EQ(0, iopa_get_state(sub, &st));
-		if (st.sharers && st.mode == IOPA_MODE_STEADY) {
-			lo = st.budget < lo ? st.budget : lo;
-			hi = st.budget > hi ? st.budget : hi;
-			steady++;
-		}
-	}
-	ASSERT_LT(0U, steady) TH_LOG("the group never reached STEADY");
+	ASSERT_EQ(0, run_until_steady(&self->l, sub, &lo, &hi));
+	ASSERT_WORKERS_OK(&self->l);
+	load_stop(&self->l);
+	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set))
+		TH_LOG("learned %u", knee);
+}
+
+/*
+ * With learn_knees 1, a device group that found its knee leaves it
+ * behind: once its search ended (STEADY), the knees file holds the
+ * budget it settled at, learned and bound to the disk, after the last
+ * member left.
+ */
+TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
+{
+	unsigned int knee = 0, lo, hi;
+	unsigned long long seq = 0;
+	struct stat sb;
+	bool set = true;
+	int sub;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device groups are the bracket policy's");
+	SET_LEARN(1);
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, fstat(self->l.file, &sb));
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	ASSERT_EQ(0, run_until_steady(&self->l, sub, &lo, &hi))
+		TH_LOG("the group never reached STEADY");
 	ASSERT_WORKERS_OK(&self->l);
 	load_stop(&self->l);
 	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));

@@ -80,7 +80,7 @@ static const char *files[] = { "/tmp/iopa-fuzz-a", "/tmp/iopa-fuzz-b" };
 
 static const char *tunables[] = {
 	"max_jobs", "max_submitters", "max_user_submitters", "max_workers",
-	"max_total_jobs", "increase_threshold",
+	"max_total_jobs", "learn_knees", "increase_threshold",
 	"decrease_threshold", "fast_cycle_ms", "normal_cycle_ms",
 	"hold_cycle_ms", "history", "init_limit", "fast_cap", "max_limit",
 	"gain_threshold",

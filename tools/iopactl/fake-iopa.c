@@ -100,6 +100,7 @@ static const struct { const char *name; unsigned long min, max; } tunables[] = {
 	{ "max_jobs", 1, 1048576 }, { "max_submitters", 1, 65536 },
 	{ "max_user_submitters", 1, 1048576 },
 	{ "max_workers", 1, 65536 }, { "max_total_jobs", 1, 16777216 },
+	{ "learn_knees", 0, 1 },
 	{ "increase_threshold", 1001, 10000 }, { "decrease_threshold", 1, 999 },
 	{ "fast_cycle_ms", 1, 3600000 }, { "normal_cycle_ms", 1, 3600000 },
 	{ "hold_cycle_ms", 1, 3600000 }, { "history", 1, 8 },

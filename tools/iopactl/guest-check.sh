@@ -56,7 +56,7 @@ S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
 PLAN=37
-TUNABLES="max_jobs max_submitters max_user_submitters max_workers max_total_jobs
+TUNABLES="max_jobs max_submitters max_user_submitters max_workers max_total_jobs learn_knees
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
 	default_policy"

@@ -57,7 +57,7 @@ struct ctl_tunable {
 	uint32_t		max;
 };
 
-#define CTL_NR_TUNABLES		16
+#define CTL_NR_TUNABLES		17
 #define CTL_NR_TOTALS		12
 extern const struct ctl_tunable ctl_tunables[CTL_NR_TUNABLES];
 /* The files of /sys/class/misc/iopa/stats/. */

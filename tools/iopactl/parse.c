@@ -22,6 +22,7 @@ const struct ctl_tunable ctl_tunables[CTL_NR_TUNABLES] = {
 	{ "max_user_submitters", CTL_TUN_UINT,	1, 1048576 },
 	{ "max_workers",	CTL_TUN_UINT,	1, 65536 },
 	{ "max_total_jobs",	CTL_TUN_UINT,	1, 16777216 },
+	{ "learn_knees",	CTL_TUN_UINT,	0, 1 },
 	{ "increase_threshold",	CTL_TUN_UINT,	1001, 10000 },
 	{ "decrease_threshold",	CTL_TUN_UINT,	1, 999 },
 	{ "fast_cycle_ms",	CTL_TUN_UINT,	1, 3600000 },
@@ -275,6 +276,7 @@ const char ctl_usage_text[] =
 	"  max_jobs 1..1048576        max_submitters 1..65536\n"
 	"  max_user_submitters 1..1048576\n"
 	"  max_workers 1..65536       max_total_jobs 1..16777216\n"
+	"  learn_knees 0..1\n"
 	"  increase_threshold 1001..10000   decrease_threshold 1..999\n"
 	"  fast_cycle_ms, normal_cycle_ms, hold_cycle_ms 1..3600000\n"
 	"  history 1..8               init_limit 0..4096\n"

@@ -585,7 +585,7 @@ static void knee_line(int fd, unsigned int knee, char *buf, size_t len)
 
 /*
  * A device in the knee cache starts there (Admission v3: the in-process
- * pool gets the module's start from knowledge), not at 4.
+ * pool gets the module's start from knowledge), not at 4 (or 1).
  */
 TEST_F(inproc, knee_cache_starts_there)
 {
@@ -594,7 +594,7 @@ TEST_F(inproc, knee_cache_starts_there)
 	int fd = mkstemp(path);
 
 	ASSERT_LE(0, fd);
-	knee_line(self->file, 3, line, sizeof(line));
+	knee_line(self->file, 6, line, sizeof(line));
 	ASSERT_LT(0, dprintf(fd, "# iopa knees v1\nfsid=0000000000000001 knee=9\n%s",
 			     line));
 	close(fd);
@@ -607,7 +607,7 @@ TEST_F(inproc, knee_cache_starts_there)
 	self->tb.gate = 0;
 	pthread_cond_broadcast(&self->tb.cond);
 	unlink(path);
-	EXPECT_EQ(3u, info.limit);
+	EXPECT_EQ(6u, info.limit);
 }
 
 /*
@@ -622,7 +622,7 @@ TEST_F(inproc, knee_cache_other_format_ignored)
 	int fd = mkstemp(path);
 
 	ASSERT_LE(0, fd);
-	knee_line(self->file, 3, line, sizeof(line));
+	knee_line(self->file, 6, line, sizeof(line));
 	ASSERT_LT(0, dprintf(fd, "# iopa knees v2\n%s", line));
 	close(fd);
 	self->o.max_threads = 8;
@@ -633,7 +633,7 @@ TEST_F(inproc, knee_cache_other_format_ignored)
 	cold = info.limit;
 	ASSERT_EQ(0, iopa_pool_close(self->pool));
 	self->pool = NULL;
-	ASSERT_NE(3u, cold);
+	ASSERT_NE(6u, cold);
 	setenv("IOPA_KNEES_CACHE", path, 1);
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, submit_range(self, 1, 2, 0));
