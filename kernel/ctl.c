@@ -1385,13 +1385,28 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	if (c->limit == c->base) {
 		/* The start limit measured: the reference for a doubling. */
 		iopa_ctl_br_set_ref(c);
-		/* A known knee's one-job probe first (iopa_ctl_set_known()). */
-		if (c->br_floor == 1) {
-			c->br_floor = 2;
-			c->dir = -1;
-			c->mode = IOPA_CTL_MODE_PROBE;
-			iopa_ctl_br_move(c, c->br_start);
+		/*
+		 * A known knee's one-job probe first (iopa_ctl_set_known()),
+		 * judged against a measurement of the knee: a cycle that
+		 * completed nothing (slow jobs, a timer's end) is none.
+		 */
+		if (c->br_floor == 1 && !s->completions) {
+			c->br_sum = 0;
+			c->br_var = 0;
+			c->br_n = 0;
 			return;
+		}
+		if (c->br_floor == 1) {
+			u32 one = iopa_ctl_clamp(c, c->br_start);
+
+			c->br_floor = 0;
+			if (one < c->base) {
+				c->br_floor = 2;
+				c->dir = -1;
+				c->mode = IOPA_CTL_MODE_PROBE;
+				iopa_ctl_br_move(c, one);
+				return;
+			}
 		}
 		iopa_ctl_br_double(c, p, s);
 		return;
@@ -1467,8 +1482,10 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 			iopa_ctl_br_restart_from(c, c->br_start);
 			return;
 		}
+		/* The knee's measurement still stands: double from it now. */
 		c->mode = IOPA_CTL_MODE_FAST;
 		iopa_ctl_br_move(c, c->base);
+		iopa_ctl_br_double(c, p, s);
 		return;
 	}
 	if ((up && v == IOPA_CTL_BR_BIG) || (!up && v == IOPA_CTL_BR_SMALL)) {
@@ -1779,6 +1796,17 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
  */
 static void iopa_ctl_resume(struct iopa_ctl *c)
 {
+	/*
+	 * A known knee's one-job probe cut short (no demand, a cached
+	 * cycle, new bounds): its start-up goes on from the knee.
+	 */
+	if (c->br_floor == 2 && c->policy == IOPA_CTL_POLICY_BRACKET) {
+		c->br_floor = 0;
+		c->mode = IOPA_CTL_MODE_FAST;
+		iopa_ctl_br_move(c, iopa_ctl_clamp(c, c->base));
+		c->br_ref_at = 0;
+		return;
+	}
 	iopa_ctl_hist_clear(c);
 	c->br_floor = 0;
 	c->nr_trial = 0;
@@ -1945,7 +1973,13 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 knee)
 {
+	/*
+	 * On a "rotational" disk a knee of 2 saves one doubling and costs
+	 * the one-job probe: no start from it (iopa-sim: worse on every
+	 * model).
+	 */
 	if (p->init_limit || knee <= c->br_start ||
+	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2) ||
 	    c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode != IOPA_CTL_MODE_FAST || c->limit != c->base ||
 	    c->base != c->br_start || c->br_n || c->br_streak)
@@ -2049,6 +2083,9 @@ int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  */
 bool iopa_ctl_more_sharers(struct iopa_ctl *c)
 {
+	/* More streams: no one-job probe of a lone member's knee. */
+	if (c->br_floor == 1)
+		c->br_floor = 0;
 	if (c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode == IOPA_CTL_MODE_FIXED || c->mode == IOPA_CTL_MODE_FAST)
 		return false;

@@ -106,6 +106,19 @@ static struct iopa_knee *iopa_knee_slot(dev_t dev)
 	return lru;
 }
 
+/* @dev's entry (made if need be) now says @knee, for the disk @diskseq. */
+static void iopa_knee_fill(dev_t dev, u64 diskseq, u32 knee, bool set)
+{
+	struct iopa_knee *k = iopa_knee_slot(dev);
+
+	lockdep_assert_held(&iopa_knee_lock);
+	k->dev = dev;
+	k->diskseq = diskseq;
+	k->used = ++iopa_knee_clock;
+	k->knee = knee;
+	k->set = set;
+}
+
 /**
  * iopa_knee_lookup() - the remembered knee of a device
  * @dev: the device
@@ -147,17 +160,10 @@ u32 iopa_knee_lookup(dev_t dev, u64 diskseq)
  */
 void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee)
 {
-	struct iopa_knee *k;
-
 	if (!dev || !knee || !diskseq)
 		return;
 	spin_lock(&iopa_knee_lock);
-	k = iopa_knee_slot(dev);
-	k->dev = dev;
-	k->diskseq = diskseq;
-	k->used = ++iopa_knee_clock;
-	k->knee = knee;
-	k->set = false;
+	iopa_knee_fill(dev, diskseq, knee, false);
 	spin_unlock(&iopa_knee_lock);
 }
 
@@ -250,12 +256,7 @@ ssize_t iopa_knee_store(const char *buf, size_t count)
 		if (k)
 			memset(k, 0, sizeof(*k));
 	} else {
-		k = iopa_knee_slot(dev);
-		k->dev = dev;
-		k->diskseq = diskseq;
-		k->used = ++iopa_knee_clock;
-		k->knee = knee;
-		k->set = true;
+		iopa_knee_fill(dev, diskseq, knee, true);
 	}
 	spin_unlock(&iopa_knee_lock);
 	return count;

@@ -216,10 +216,15 @@ static bool inproc_rotational(int fd)
 static void inproc_note_device_locked(struct inproc *q, bool rotational,
 				      const char *id, unsigned int knee)
 {
+	bool changed;
+
 	q->dev_seen = true;
 	snprintf(q->dev_id, sizeof(q->dev_id), "%s", id);
-	if (knee ? iopa_ctl_set_known(&q->ctl, &q->params, knee) :
-	    rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1))
+	/* As kernel/limit.c: the rotational start first, then the knee. */
+	changed = rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1);
+	if (knee)
+		changed |= iopa_ctl_set_known(&q->ctl, &q->params, knee);
+	if (changed)
 		q->limit = iopa_ctl_limit(&q->ctl);
 }
 

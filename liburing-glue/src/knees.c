@@ -18,8 +18,8 @@
  * - Its format, documented in libiopa(7), one device a line after a
  *   "# iopa knees v1" line:  "fsid=<16 hex digits> knee=<N>".
  * - The identity: the file system's id (statfs(2) f_fsid) of the first
- *   job's file, stable across reboots for the usual disk file systems
- *   (ext4, xfs and btrfs derive it from their UUID) and the same for
+ *   job's file, stable across reboots for ext4 and btrfs (derived from
+ *   their UUID; xfs's is its device's number) and the same for
  *   every file of one file system, which is what the jobs read.  A file
  *   system whose id is 0 gets no memory.
  * - Written when a pool closes whose controller's search had ended there

@@ -2234,32 +2234,14 @@ static int group_line(struct group_line *g)
  */
 static int groups_bytes(unsigned long long *ours, unsigned long long *dev)
 {
-	char line[512];
-	FILE *f;
-	int r = -ENOENT;
+	struct group_line g;
+	int r = group_line(&g);
 
-	if (access(DEBUGFS_GROUPS, F_OK) &&
-	    mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL))
-		return -errno;
-	f = fopen(DEBUGFS_GROUPS, "re");
-	if (!f)
-		return -errno;
-	/* the header, then group lines; member lines start with blanks */
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[5];
-
-		if (line[0] < '0' || line[0] > '9')
-			continue;
-		if (sscanf(line, "%*u %*u:%*u %*s %*s %*u %*u %*u %llu %llu %llu %llu",
-			   &v[0], &v[1], &v[2], &v[3]) != 4)
-			continue;
-		*ours = v[2];
-		*dev = v[3];
-		r = 0;
-		break;
-	}
-	fclose(f);
-	return r;
+	if (r)
+		return r;
+	*ours = g.bytes;
+	*dev = g.dev_bytes;
+	return 0;
 }
 
 /*

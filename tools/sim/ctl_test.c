@@ -858,6 +858,20 @@ TEST(bracket_known_knee_on_a_rotational_disk_probes_one_job)
 	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16));
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 60));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
+	/* a knee of 2 saves less than the probe costs: not used */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 2));
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	/* the probe keeps within the bounds (a group of two: min 2) */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 2, 0));
+	for (int i = 0; i < 4; i++) {
+		feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
+		EXPECT_LE(2, iopa_ctl_limit(&c));
+	}
 }
 
 /*
