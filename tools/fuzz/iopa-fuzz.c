@@ -289,6 +289,7 @@ static bool errno_ok(int e)
 	case ETIME:		/* COMPLETE of a job whose lease ended */
 	case ETOOMANYREFS:	/* the user pins RLIMIT_NOFILE files */
 	case ESRCH:		/* SUB_ADMIN of no open submitter */
+	case EDQUOT:		/* the user has max_user_submitters */
 		return true;
 	}
 	return false;
