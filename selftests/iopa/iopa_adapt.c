@@ -2501,11 +2501,14 @@ static int knee_set(dev_t dev, unsigned int knee)
 	return iopa_sysfs_write_str("knees", line);
 }
 
-/* The state of @sub after its first job on the load's device. */
-static int first_job_state(struct load *l, int sub, struct iopa_state *st)
+/* A new adaptive submitter's state after its first job on the device. */
+static int first_job_state(struct load *l, struct iopa_state *st)
 {
-	int r = iopa_submit_one(sub, l->file, 1);
+	int sub = load_add_sub(l), r;
 
+	if (sub < 0)
+		return sub;
+	r = iopa_submit_one(sub, l->file, 1);
 	if (r != 1)
 		return r < 0 ? r : -EIO;
 	return iopa_get_state(sub, st);
@@ -2573,16 +2576,13 @@ TEST_F(load, starts_from_known_knee)
 	unsigned int knee = 0;
 	struct stat sb;
 	bool set;
-	int sub;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "a known knee is the bracket policy's start");
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
 	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
-	sub = load_add_sub(&self->l);
-	ASSERT_LE(0, sub);
-	ASSERT_EQ(0, first_job_state(&self->l, sub, &st));
+	ASSERT_EQ(0, first_job_state(&self->l, &st));
 	EXPECT_EQ(6U, st.limit);
 	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
 	EXPECT_NE(0ULL, seq) TH_LOG("not bound to the disk");
@@ -2600,16 +2600,13 @@ TEST_F(load, knee_forgotten_with_its_disk)
 	unsigned int knee = 0;
 	struct stat sb, sb2;
 	bool set;
-	int sub;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "a known knee is the bracket policy's start");
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
 	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
-	sub = load_add_sub(&self->l);
-	ASSERT_LE(0, sub);
-	ASSERT_EQ(0, first_job_state(&self->l, sub, &st));
+	ASSERT_EQ(0, first_job_state(&self->l, &st));
 	ASSERT_EQ(6U, st.limit);
 	/* the disk goes; another comes at the same number */
 	load_stop(&self->l);
@@ -2619,9 +2616,7 @@ TEST_F(load, knee_forgotten_with_its_disk)
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb2));
 	ASSERT_EQ(sb.st_rdev, sb2.st_rdev);
-	sub = load_add_sub(&self->l);
-	ASSERT_LE(0, sub);
-	ASSERT_EQ(0, first_job_state(&self->l, sub, &st));
+	ASSERT_EQ(0, first_job_state(&self->l, &st));
 	EXPECT_EQ(4U, st.limit) TH_LOG("not the cold start");
 	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set))
 		TH_LOG("still there: knee %u diskseq %llu", knee, seq);
