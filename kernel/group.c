@@ -308,9 +308,8 @@ static bool iopa_group_member_active(struct iopa_submitter *sub)
 	       sub->nr[IOPA_JOB_RUNNING];
 }
 
-/* The cgroup entry of @id in @g, made (counting no member) if @make. */
-static struct iopa_group_cg *
-iopa_group_cg_find(struct iopa_group *g, u64 id, bool make)
+/* The cgroup entry of @id in @g, made (counting no member) if new. */
+static struct iopa_group_cg *iopa_group_cg_get(struct iopa_group *g, u64 id)
 {
 	struct rb_node **link = &g->cgs.rb_node, *parent = NULL;
 	struct iopa_group_cg *cg;
@@ -323,8 +322,6 @@ iopa_group_cg_find(struct iopa_group *g, u64 id, bool make)
 			return cg;
 		link = id < cg->id ? &parent->rb_left : &parent->rb_right;
 	}
-	if (!make)
-		return NULL;
 	cg = kzalloc(sizeof(*cg), GFP_KERNEL);
 	if (!cg)
 		return NULL;
@@ -713,7 +710,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 	mutex_lock(&g->lock);
 	fresh = !g->nr_members;
 	/* Its cgroup's entry: without one (no memory) it stays out. */
-	cg = iopa_group_cg_find(g, sub->cgroup_id, true);
+	cg = iopa_group_cg_get(g, sub->cgroup_id);
 	if (!cg)
 		goto out_unlock;
 	iopa_ctx_lock(ctx);

@@ -2651,6 +2651,30 @@ static int run_until_steady(struct load *l, int sub, unsigned int *lo,
 }
 
 /*
+ * With learn_knees @learn, @self's device group runs alone on null_blk
+ * until its search ended, and goes: 1 if the knees file then has a line
+ * for the device (its fields in *@knee, *@seq, *@set), 0 if not; the
+ * STEADY budgets seen in *@lo..*@hi.
+ */
+#define GROUP_KNEE_AFTER_STEADY(learn, knee, seq, set, lo, hi, r) do { \
+	struct stat __sb; \
+	int __sub; \
+	SET_LEARN(learn); \
+	LOAD_NULLB(NULLB_DEEP, 16); \
+	ASSERT_EQ(0, fstat(self->l.file, &__sb)); \
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS)); \
+	__sub = load_add_sub(&self->l); \
+	ASSERT_LE(0, __sub); \
+	ASSERT_EQ(0, run_until_steady(&self->l, __sub, (lo), (hi))) \
+		TH_LOG("the group never reached STEADY"); \
+	ASSERT_WORKERS_OK(&self->l); \
+	load_stop(&self->l); \
+	(r) = knee_of(__sb.st_rdev, (knee), (seq), (set)); \
+	if ((r) == 1) \
+		EXPECT_EQ(0, knee_set(__sb.st_rdev, 0)); \
+} while (0)
+
+/*
  * By default (learn_knees 0) a group learns nothing: the knees file has
  * no line for its device after its search ended and it went.
  */
@@ -2658,23 +2682,13 @@ TEST_F_TIMEOUT(load, knee_not_learned_by_default, 180)
 {
 	unsigned long long seq = 0;
 	unsigned int knee = 0, lo, hi;
-	struct stat sb;
 	bool set;
-	int sub;
+	int r;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device groups are the bracket policy's");
-	SET_LEARN(0);
-	LOAD_NULLB(NULLB_DEEP, 16);
-	ASSERT_EQ(0, fstat(self->l.file, &sb));
-	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
-	sub = load_add_sub(&self->l);
-	ASSERT_LE(0, sub);
-	ASSERT_EQ(0, run_until_steady(&self->l, sub, &lo, &hi));
-	ASSERT_WORKERS_OK(&self->l);
-	load_stop(&self->l);
-	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set))
-		TH_LOG("learned %u", knee);
+	GROUP_KNEE_AFTER_STEADY(0, &knee, &seq, &set, &lo, &hi, r);
+	EXPECT_EQ(0, r) TH_LOG("learned %u", knee);
 }
 
 /*
@@ -2687,30 +2701,19 @@ TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
 {
 	unsigned int knee = 0, lo, hi;
 	unsigned long long seq = 0;
-	struct stat sb;
 	bool set = true;
-	int sub;
+	int r;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device groups are the bracket policy's");
-	SET_LEARN(1);
-	LOAD_NULLB(NULLB_DEEP, 16);
-	ASSERT_EQ(0, fstat(self->l.file, &sb));
-	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
-	sub = load_add_sub(&self->l);
-	ASSERT_LE(0, sub);
-	ASSERT_EQ(0, run_until_steady(&self->l, sub, &lo, &hi))
-		TH_LOG("the group never reached STEADY");
-	ASSERT_WORKERS_OK(&self->l);
-	load_stop(&self->l);
-	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	GROUP_KNEE_AFTER_STEADY(1, &knee, &seq, &set, &lo, &hi, r);
+	ASSERT_EQ(1, r);
 	TH_LOG("knee %u (steady budgets %u..%u) diskseq %llu", knee, lo, hi,
 	       seq);
 	EXPECT_FALSE(set);
 	EXPECT_NE(0ULL, seq);
 	EXPECT_LE(lo, knee);
 	EXPECT_GE(hi, knee);
-	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
 }
 
 /* A leaver's share goes back: the one left gets the whole budget. */
