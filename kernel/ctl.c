@@ -348,6 +348,16 @@ enum {
 	/* A pair is decided beyond this many (per mille) standard errors. */
 	IOPA_CTL_BR_Z_PERMILLE		= 2000,
 
+	/*
+	 * The samples' spread may exceed their own estimate (a guest whose
+	 * vCPUs stall, a disk behind a host's cache) by up to this factor
+	 * on the variance, per mille (3x the standard error: a competitor
+	 * that comes between two samples is no noise to learn), learned
+	 * over pairs of samples with weight 1 / 2^this (iopa_ctl_br_noise()).
+	 */
+	IOPA_CTL_BR_XF_MAX		= 9000,
+	IOPA_CTL_BR_XF_SHIFT		= 3,
+
 	/* The finest step is base / this (at least 1). */
 	IOPA_CTL_BR_FINE		= 8,
 
@@ -1154,11 +1164,57 @@ static u32 iopa_ctl_br_var(const struct iopa_ctl_sample *s, u32 limit)
 	return v < IOPA_CTL_BR_VAR_MAX ? (u32)v : IOPA_CTL_BR_VAR_MAX;
 }
 
+/*
+ * The variance to use for a sample whose own estimate is @var (ppm):
+ * @var times br_xf, what the spread of samples in a row at one limit
+ * showed of the estimate.  A pair of samples a and b of one level, each
+ * of relative variance v, differ by d with E[d^2] = 2 v (relative to
+ * their mean); (d^2 / 2) / v, averaged over pairs, is how far the
+ * estimates fall short.  On the guest's throttled null_blk a sample of
+ * 40 jobs estimated itself at 2-3% and its neighbours differed by 10-15%:
+ * pairs judged 2 standard errors apart were often noise, and the search
+ * wandered (4 to 16 jobs where 1 or 2 read as fast).  The factor is never
+ * below 1: a device quieter than its estimate keeps the estimate.
+ */
+static u32 iopa_ctl_br_noise(struct iopa_ctl *c,
+			     const struct iopa_ctl_sample *s, u32 var)
+{
+	u64 a = c->br_prev, b = s->tput, d, rel, e, pv;
+	s64 x, xf = c->br_xf ? c->br_xf : 1000;
+
+	if (c->br_prev_at == c->limit && a && b && s->completions &&
+	    var < IOPA_CTL_BR_VAR_MAX &&
+	    c->br_prev_var < IOPA_CTL_BR_VAR_MAX) {
+		d = a > b ? a - b : b - a;
+		/* relative difference, ppm (at most 2000000) ... */
+		rel = iopa_ctl_muldiv(d, 2000000, a + b);
+		/* ... half its square, a variance in ppm */
+		e = div64_u64(rel * rel, 2000000);
+		pv = ((u64)var + c->br_prev_var) / 2;
+		x = (s64)iopa_ctl_muldiv(e, 1000, pv ? pv : 1);
+		if (x > IOPA_CTL_BR_XF_MAX)
+			x = IOPA_CTL_BR_XF_MAX;
+		xf += (x - xf) / (1 << IOPA_CTL_BR_XF_SHIFT);
+		if (xf < 1000)
+			xf = 1000;
+		if (xf > IOPA_CTL_BR_XF_MAX)
+			xf = IOPA_CTL_BR_XF_MAX;
+	}
+	c->br_xf = (u32)xf;
+	c->br_prev = b;
+	c->br_prev_var = var;
+	c->br_prev_at = c->limit;
+	e = div64_u64((u64)var * c->br_xf, 1000);
+	return e < IOPA_CTL_BR_VAR_MAX ? (u32)e : IOPA_CTL_BR_VAR_MAX;
+}
+
 /* A new limit: the next cycle is transient, the measurement starts anew. */
 static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 {
-	if (limit != c->limit)
+	if (limit != c->limit) {
 		c->br_settle = 1;
+		c->br_prev_at = 0;
+	}
 	c->limit = limit;
 	c->br_sum = 0;
 	c->br_var = 0;
@@ -1215,7 +1271,14 @@ iopa_ctl_br_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	x = (s64)r - 1000 - need;
 	band = (s64)div64_u64((u64)IOPA_CTL_BR_Z_PERMILLE *
 			      iopa_ctl_isqrt(var), 1000);
-	*lean_big = x > 0;
+	/*
+	 * A probe up that the noise cannot judge must lean up by a
+	 * standard error (half the band): a tie goes to fewer jobs.  With
+	 * the point estimate alone a flat device's search walked at random
+	 * (guest, throttled null_blk: 2 to 16 jobs); a doubling in FAST
+	 * keeps the plain lean (a start-up below its knee).
+	 */
+	*lean_big = x > (up && c->mode == IOPA_CTL_MODE_PROBE ? band / 2 : 0);
 	if (x > band)
 		return IOPA_CTL_BR_BIG;
 	if (x < -band)
@@ -1758,6 +1821,7 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 		c->r_permille = 1000;
 		return;
 	}
+	var = iopa_ctl_br_noise(c, s, var);
 	if (c->mode == IOPA_CTL_MODE_STEADY) {
 		iopa_ctl_br_watch(c, p, s, var);
 		return;
@@ -1912,6 +1976,7 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	 * than it is and its first doubling a gain.
 	 */
 	c->br_settle = c->policy == IOPA_CTL_POLICY_BRACKET;
+	c->br_xf = 1000;
 	iopa_ctl_hc_reprobe_reset(c);
 }
 
@@ -2194,17 +2259,25 @@ u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 }
 
 /**
- * iopa_ctl_sample_noise() - standard error of a sample, estimated within it
+ * iopa_ctl_sample_noise() - standard error of a sample, as the policy sees it
+ * @c: the controller the sample is for
  * @s: the sample
  * @limit: the limit it ran at
  *
  * Return: the relative standard error of @s->tput, per mille, from the
  * number of completions and the spread of their service times (see
- * iopa_ctl_br_var()), at least the floor the bracket policy assumes.
+ * iopa_ctl_br_var()), at least the floor the bracket policy assumes,
+ * times what the spread of @c's earlier samples showed of that estimate
+ * (iopa_ctl_br_noise(); 1 until then, and under the other policies).
  */
-u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit)
+u32 iopa_ctl_sample_noise(const struct iopa_ctl *c,
+			  const struct iopa_ctl_sample *s, u32 limit)
 {
-	return iopa_ctl_isqrt(iopa_ctl_br_var(s, limit));
+	u64 v = div64_u64((u64)iopa_ctl_br_var(s, limit) *
+			  (c->br_xf ? c->br_xf : 1000), 1000);
+
+	return iopa_ctl_isqrt(v < IOPA_CTL_BR_VAR_MAX ? (u32)v :
+			      IOPA_CTL_BR_VAR_MAX);
 }
 
 /**

@@ -285,6 +285,14 @@ struct iopa_ctl_sample {
  * @br_start: bracket: the limit start-up begins at, and the lowest a
  *	restart after a level shift begins at (1 on a rotational device;
  *	kept under every policy, for a switch to bracket)
+ * @br_xf: bracket: how far the samples' own variance estimate falls
+ *	short of their spread, per mille (1000: it does not), a moving
+ *	average over pairs of samples in a row at one limit; every variance
+ *	the policy uses is scaled by it (iopa_ctl_br_noise())
+ * @br_prev: bracket: the last sample taken at @br_prev_at, for @br_xf
+ * @br_prev_var: bracket: its own variance estimate, ppm
+ * @br_prev_at: bracket: the limit it was taken at (0: none; the next
+ *	sample has no neighbour to compare with)
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -335,6 +343,10 @@ struct iopa_ctl {
 	u64 br_fours;
 	u64 br_fdev;
 	u32 br_start;
+	u32 br_xf;
+	u64 br_prev;
+	u32 br_prev_var;
+	u32 br_prev_at;
 };
 
 const char *iopa_ctl_policy_name(enum iopa_ctl_policy p);
@@ -365,7 +377,8 @@ u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c,
 			 const struct iopa_ctl_params *p, u32 limit);
 void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans);
-u32 iopa_ctl_sample_noise(const struct iopa_ctl_sample *s, u32 limit);
+u32 iopa_ctl_sample_noise(const struct iopa_ctl *c,
+			  const struct iopa_ctl_sample *s, u32 limit);
 bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
 			   u32 completions, u64 svc_us);
 bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,

@@ -285,7 +285,8 @@ static void iopa_limit_work_fn(struct work_struct *work)
 			    min_t(u64, div64_u64(sub->cyc.wait_us,
 						 sub->cyc.dispatched),
 				  U32_MAX) : 0;
-	sub->last_noise = iopa_ctl_sample_noise(&sample, sub->limit);
+	sub->last_noise = iopa_ctl_sample_noise(&sub->ctl, &sample,
+						sub->limit);
 
 	/* The limit and mode the cycle ran with. */
 	old = sub->limit;

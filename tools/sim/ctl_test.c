@@ -1336,23 +1336,119 @@ TEST(bracket_cycle_ends_on_evidence)
 TEST(bracket_noise_estimated_within_the_cycle)
 {
 	struct iopa_ctl_sample s = { .tput = 1000, .demand = true };
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 
 	/* no completion: the most noise there is (50%) */
-	EXPECT_EQ(500, iopa_ctl_sample_noise(&s, 8));
+	EXPECT_EQ(500, iopa_ctl_sample_noise(&c, &s, 8));
 	/* 256 identical service times at limit 8: floor and edges, 2.1% */
 	s.completions = 256;
 	s.svc_us = 256 * 10000ULL;
 	s.svc_sq = 256 * 10000ULL * 10000ULL;
-	EXPECT_EQ(20, iopa_ctl_sample_noise(&s, 8));
+	EXPECT_EQ(20, iopa_ctl_sample_noise(&c, &s, 8));
 	/* exponential-like spread (cv 1) over 16 jobs: about 1/sqrt(16) */
 	s.completions = 16;
 	s.svc_us = 16 * 10000ULL;
 	s.svc_sq = 16 * 2 * 10000ULL * 10000ULL;
-	EXPECT_GE(iopa_ctl_sample_noise(&s, 8), 250);
-	EXPECT_LE(iopa_ctl_sample_noise(&s, 8), 270);
+	EXPECT_GE(iopa_ctl_sample_noise(&c, &s, 8), 250);
+	EXPECT_LE(iopa_ctl_sample_noise(&c, &s, 8), 270);
 	/* a saturated sum of squares is capped, not an overflow */
 	s.svc_sq = ~0ULL;
-	EXPECT_EQ(500, iopa_ctl_sample_noise(&s, 8));
+	EXPECT_EQ(500, iopa_ctl_sample_noise(&c, &s, 8));
+}
+
+/*
+ * The spread of the samples, not only their own estimate: samples of
+ * one limit that swing 10% each way while each estimates itself at 2%
+ * raise the noise the policy uses toward the swing's (here the cap, 3x
+ * the estimate); samples that do not swing leave the estimate alone.
+ */
+TEST(bracket_noise_learned_from_the_spread)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	struct iopa_ctl_sample s;
+	int i;
+
+	params(&p);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 8, 8));
+	for (i = 0; i < 64; i++)
+		feed_100ms(&c, &p, dev_const, 1000);
+	s = fed(50000, 100);
+	EXPECT_EQ(20, iopa_ctl_sample_noise(&c, &s, 8));
+	for (i = 0; i < 64; i++)
+		feed_100ms(&c, &p, dev_const, i % 2 ? 1100 : 900);
+	EXPECT_EQ(8U, iopa_ctl_limit(&c));
+	/* 2.1% times 3: the factor's cap (9 on the variance) */
+	EXPECT_LE(60, iopa_ctl_sample_noise(&c, &s, 8));
+	EXPECT_GE(64, iopa_ctl_sample_noise(&c, &s, 8));
+	/* other policies keep the estimate */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_IOPA);
+	for (i = 0; i < 64; i++)
+		feed_100ms(&c, &p, dev_const, i % 2 ? 1100 : 900);
+	EXPECT_EQ(20, iopa_ctl_sample_noise(&c, &s, 8));
+}
+
+/* xorshift64: the same sequence on every host */
+static u64 xs64(u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * The guest's throttled null_blk (one tag, 1 ms a request): one job
+ * reads 850 requests a second, two or more 1000.  A sample of 55 jobs
+ * estimates itself at 2-6% and swings +-15% (TCG).  Over 200 seeds of 45
+ * cycles from one job, the search must not wander far above 2.  Judged
+ * on the samples' own estimates, with the point estimate settling every
+ * tie, 16 seeds ended above 4 (the guest: 1 run of 15, at 10); with the
+ * spread learned and ties going to fewer jobs, 5 (5000 seeds: 2.3% above
+ * 4, 0.2% above 8, against 9.6% and 2.1%).
+ */
+TEST(bracket_noisy_flat_device_stays_low)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 worst = 0, high = 0;
+	u64 seed;
+
+	iopa_ctl_params_default(&p, 2);
+	p.init_limit = 1;
+	for (seed = 1; seed <= 200; seed++) {
+		u64 x = seed * 0x9e3779b97f4a7c15ULL;
+		int i;
+
+		iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+		for (i = 0; i < 45; i++) {
+			u32 lim = iopa_ctl_limit(&c);
+			u64 t = lim > 1 ? 4096000 : 3481600;
+			u64 j = (lim > 1 ? 1000 : 850) * 55 / 1000;
+			u64 m = 1250ULL * lim;
+			/* queued at the one tag: service times spread (cv 0.4) */
+			struct iopa_ctl_sample smp = {
+				.elapsed_ms = 55, .demand = true,
+				.completions = (u32)j, .block_io = true,
+				.svc_us = j * m,
+				.svc_sq = j * m * m * (lim > 1 ? 116 : 100) / 100,
+			};
+
+			smp.tput = t * (850 + xs64(&x) % 301) / 1000;
+			iopa_ctl_update(&c, &p, &smp, NULL);
+		}
+		if (iopa_ctl_limit(&c) > worst)
+			worst = iopa_ctl_limit(&c);
+		high += iopa_ctl_limit(&c) > 4;
+	}
+	TH_LOG("200 seeds: %u ended above 4, the highest at %u", high, worst);
+	EXPECT_GE(10U, high);
+	EXPECT_GE(12U, worst);
 }
 
 /* ---- the simulator's results: the done criteria ---------------- */
