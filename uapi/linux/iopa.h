@@ -453,7 +453,9 @@ struct iopa_order {
  *	complete) of the jobs completed, microseconds (IOPA_FEAT_TIMES)
  * @completions: jobs completed in the last cycle (IOPA_FEAT_TIMES)
  * @noise_permille: the controller's estimate of the last cycle's
- *	throughput standard error, in 1/1000 of it (IOPA_FEAT_TIMES)
+ *	throughput standard error, in 1/1000 of it: from the cycle's own
+ *	completions, scaled by what the spread of the submitter's earlier
+ *	cycles showed (IOPA_FEAT_TIMES)
  * @budget: the budget of the device the submitter shares with others
  *	(devs[0]): how many jobs of all its sharers may run at once; 0 if
  *	the submitter's limit is its own (IOPA_FEAT_SHARE)
