@@ -792,6 +792,51 @@ TEST(bracket_starts_at_1_on_a_rotational_disk)
 	EXPECT_EQ(iopa_ctl_limit(&c), c.base);
 }
 
+/* The demo's virtio disk (64 KiB files), MB/s: it says it is rotational. */
+static u64 dev_virtio(u32 n)
+{
+	static const u64 mbs[] = { 0, 59, 97, 110, 119, 124, 128, 130, 134 };
+
+	return n < 9 ? mbs[n] : 135;
+}
+
+/*
+ * A rotational start whose first doubling scaled (1.5x and more) leaps
+ * to 8: the demo's virtio disk says rotational.  One whose doubling paid
+ * less (the model disk on 10 KB files: +32%) doubles as before, and one
+ * whose doubling lost stays at 1; so does a start of 1 the operator set.
+ */
+TEST(bracket_rotational_start_leaps_where_two_jobs_scale)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 seen[4] = { 0 }, i, n = 0;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 12 && n < 4; i++) {
+		if (!n || seen[n - 1] != iopa_ctl_limit(&c))
+			seen[n++] = iopa_ctl_limit(&c);
+		feed(&c, &p, dev_virtio(iopa_ctl_limit(&c)), false, true);
+	}
+	EXPECT_EQ(1U, seen[0]);
+	EXPECT_EQ(2U, seen[1]);
+	EXPECT_EQ(8U, seen[2]);
+	/* +32% at 2: 4 next, not 8 */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 12 && iopa_ctl_limit(&c) < 3; i++)
+		feed(&c, &p, dev_disk10k(iopa_ctl_limit(&c)), false, true);
+	EXPECT_EQ(4U, iopa_ctl_limit(&c));
+	/* an operator's start of 1 doubles */
+	p.init_limit = 1;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 12 && iopa_ctl_limit(&c) < 3; i++)
+		feed(&c, &p, dev_virtio(iopa_ctl_limit(&c)), false, true);
+	EXPECT_EQ(4U, iopa_ctl_limit(&c));
+}
+
 /*
  * A remembered knee (kernel/knee.c) is where the start-up begins; at or
  * below the start limit it changes nothing; an operator's init_limit and
