@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench sum: iopa-sum's adaptive limit against its own pinned ones, with
+# the pool in the process (-p: no module), as a new user runs it on a
+# host: on a tree of 20,000 files of 4 KiB (tree=small) and one of 8
+# files of 256 MiB (tree=big), page cache warm (the tree read just
+# before) and cold (each run's files dropped from the page cache first).
+#
+#   tools/iopa-sum/bench-fixed.sh [ROUNDS]        (default 3)
+#
+# Each round runs `iopa-sum -p -l N` for every N of SUM_LIMITS and the
+# adaptive run, in an order rotated round by round; per tree and cache
+# state it prints one line:
+#
+#   bench sum tree=T cache=warm|cold pct_of_best_fixed=F best_fixed=N
+#       rounds=R adaptive_ms=A best_ms=B range=LO..HI
+#
+# where best_fixed is the N with the lowest median time, A and B the
+# median times, F = 100 * B / A, and LO..HI the range of that ratio over
+# the rounds.  Nothing else may run on the machine meanwhile: it measures
+# wall-clock time.  No knee cache (IOPA_KNEES_CACHE unset): every run
+# starts as on a device never seen.
+#
+# The cold runs drop the files with posix_fadvise(POSIX_FADV_DONTNEED)
+# after sync(1), from python3 (no root needed, unlike drop_caches; the
+# page cache of other files stays).
+#
+# Environment: TMPDIR (where the trees are made: 2.1 GB; its disk is the
+# one measured), SUM_LIMITS (default "1 2 4 8 16").
+set -u
+D=$(cd "$(dirname "$0")" && pwd)
+ROUNDS=${1:-3}
+LIMITS=${SUM_LIMITS:-1 2 4 8 16}
+unset IOPA_KNEES_CACHE
+T=$(mktemp -d "${TMPDIR:-/tmp}/iopa-sum-fixed.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+export LC_ALL=C
+
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+evict() {
+	sync
+	python3 - "$1" <<'EOF'
+import os
+import sys
+
+for root, dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        fd = os.open(os.path.join(root, name), os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+EOF
+}
+
+# one run: its time in ms, or exit on a failure
+run() {	# TREE LIMIT(0: adaptive) CACHE
+	local t0 t1
+	[ "$3" = cold ] && evict "$1"
+	t0=$(ms)
+	"$D/iopa-sum" -p -q -l "$2" "$1" >/dev/null ||
+		{ echo "bench-fixed: iopa-sum -l $2 $1 failed" >&2; exit 1; }
+	t1=$(ms)
+	echo $((t1 - t0))
+}
+
+med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+bench() {	# NAME TREE CACHE
+	local cfgs=(0 $LIMITS) n=${#cfgs[@]} r i c best bms ams f
+	[ "$3" = warm ] && "$D/iopa-sum" -p -q "$2" >/dev/null
+	: >"$T/times"
+	for r in $(seq 0 $((ROUNDS - 1))); do
+		for i in $(seq 0 $((n - 1))); do
+			c=${cfgs[$(((i + r) % n))]}
+			echo "$r $c $(run "$2" "$c" "$3")" >>"$T/times"
+		done
+	done
+	best=; bms=
+	for c in $LIMITS; do
+		f=$(awk -v c="$c" '$2 == c { print $3 }' "$T/times" | med)
+		if [ -z "$bms" ] || [ "$f" -lt "$bms" ]; then
+			best=$c; bms=$f
+		fi
+	done
+	ams=$(awk '$2 == 0 { print $3 }' "$T/times" | med)
+	awk -v b="$best" -v name="$1" -v cache="$3" -v ams="$ams" \
+	    -v bms="$bms" -v rounds="$ROUNDS" '
+		$2 == b { fx[$1] = $3 } $2 == 0 { ad[$1] = $3 }
+		END {
+			lo = 1e9; hi = 0
+			for (r in ad) {
+				p = 100 * fx[r] / ad[r]
+				if (p < lo) lo = p
+				if (p > hi) hi = p
+			}
+			printf "bench sum tree=%s cache=%s pct_of_best_fixed=%.1f best_fixed=%d rounds=%d adaptive_ms=%d best_ms=%d range=%.1f..%.1f\n",
+			       name, cache, 100 * bms / ams, b, rounds, ams, bms, lo, hi
+		}' "$T/times"
+	# every run, for the record
+	sort -k2,2n -k1,1n "$T/times" |
+		awk '{ printf "#   round %d limit %s: %d ms\n", $1, $2 ? $2 : "adaptive", $3 }'
+}
+
+"$D/mktree" -s 4K "$T/small" 20000 >/dev/null || exit 1
+"$D/mktree" -s 256M "$T/big" 8 >/dev/null || exit 1
+dev=$(df --output=source "$T" | tail -1)
+echo "# bench sum: iopa-sum -p (no module) on $dev (rotational" \
+     "$(lsblk -dno ROTA "$dev" 2>/dev/null | tr -d ' ' || echo '?')), $(nproc) CPUs;" \
+     "limits $LIMITS; $ROUNDS rounds"
+for tree in small big; do
+	for cache in warm cold; do
+		bench "$tree" "$T/$tree" "$cache"
+	done
+done
