@@ -37,8 +37,8 @@
 #                        the module vs with a device group on another device
 #                        and on the same one (~4 min) -> bench/results/
 #   make bench-quick     the file benchmark on 100 KB files, one step and one
-#                        tenants count per device, one run per mode
-#                        (~14 min) -> build/bench-quick/
+#                        tenants count per device, one run per mode, short
+#                        runs cold and warm (~16 min) -> build/bench-quick/
 #   make check-debug     the selftests on a 6.12 kernel built with KASAN, lockdep,
 #                        kmemleak... (Documentation/iopa-hardening.rst)
 #   make fuzz            tools/fuzz/iopa-fuzz, 1,000,000 calls, on that kernel
@@ -382,8 +382,9 @@ bench-files:
 
 # One file size (BENCH_SIZE, default 100k) per device, one run per mode,
 # the load step and 2 tenants on the ssd, the size step and 4 tenants on
-# the hdd: every kind of line for both devices in ~14 minutes (under 15;
-# budget in files-bench.sh); writes build/bench-quick/ only.
+# the hdd, 5 s runs from a fresh module and again (bench short, bench
+# converge): every kind of line for both devices in ~16 minutes (budget
+# in files-bench.sh); writes build/bench-quick/ only.
 bench-quick:
 	$(GUEST)/deps.sh build guest bench
 	$(MAKE) -C $(TOP)/tools/bench

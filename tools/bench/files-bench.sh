@@ -73,6 +73,20 @@
 #            BENCH_TENANT_JOIN seconds late (default a quarter of the run);
 #            BENCH_TENANT_SECS runs of BENCH_TENANT_MODES (every tenant in
 #            the same mode), BENCH_TENANT_RUNS interleaved runs
+#   short    what a user of a short job sees (issue 25): per S of
+#            BENCH_SHORT_SECS, BENCH_SHORT_ROUNDS rounds of: the module
+#            reloaded (no device seen, no knee remembered), adapt:default
+#            for S s (state=cold), adapt:default again (state=warm: the
+#            device seen by the run before), then the fixed limits
+#            BENCH_SHORT_FIXED for S s each, on the BENCH_SIZE set.
+#            Prints "bench short device=D secs=S state=cold|warm
+#            default_pct_of_best=F best_fixed=N rounds=R range=LO..HI"
+#            (the median MB/s of the state's runs over that of the best
+#            fixed limit's; the range over the rounds) and, from the cold
+#            runs of the longest S, "bench converge device=D
+#            ms_to_90pct=N rounds=R range=LO..HI": from the first job
+#            until the throughput over the last second first reached 90%
+#            of the best fixed limit's mean (-1: never)
 #   cpu      CPU-bound jobs: the 64k set, read once beforehand and kept in
 #            the page cache, each job BENCH_CPU_PASSES more checksum
 #            passes over its data (the knee is the CPU count; no block
@@ -124,6 +138,8 @@
 #                             best fixed mode of run 1
 #   BENCH_TENANT_MODES "fixed:4 fixed:16 adapt:default"
 #   BENCH_CPU_FIXED "1 2 4 16", BENCH_CPU_RUNS 2 / 1, BENCH_CPU_PASSES 256
+#   BENCH_SHORT_SECS "2 5" / 5, BENCH_SHORT_ROUNDS 3 / 2,
+#   BENCH_SHORT_FIXED ssd "4 16", hdd "1 4 16"
 #   BENCH_ORDER_SIZES 10k / BENCH_SIZE, BENCH_ORDER_LIMIT (the knee),
 #   BENCH_ORDER_OUTSTANDING 4096
 #   BENCH_FIO_QDS "1 4 16 64", BENCH_FIO_SECS 2
@@ -160,12 +176,16 @@
 #              = ~1915 (32 min)
 #   quick ssd: setup 35 + fio 4 x 3.5 = 14 + cell 100k (3 fixed + default
 #              + iopa) 5 x 21.5 = 108 + load 3 x 31.5 = 95 + tenants 2:
-#              3 x 31.5 = 95 = ~345 (6 min)
+#              3 x 31.5 = 95 + short 2 rounds x (reload 1 + 4 x 6.5) = 55
+#              = ~400 (7 min)
 #   quick hdd: setup 50 + fio 14 + cell 108 + order 2 x 21.5 = 43 + size
-#              3 x 31.5 = 95 + tenants 4: 95 = ~405 (7 min)
+#              3 x 31.5 = 95 + tenants 4: 95 + short 2 x (1 + 5 x 6.5) = 67
+#              = ~470 (8 min)
+#   full, short: ssd 3 x (2 + 4 x (3.5 + 6.5)) = 126, hdd 3 x (2 + 5 x 10)
+#              = 156
 # With the dispatch bench (~1.5 min), the host's builds and report.py
-# (~1 min), `make bench` takes ~68 min (< 75) and `make bench-quick`
-# ~14 min (< 15).  More runs, sizes or modes cost 21.5 s a run.
+# (~1 min), `make bench` takes ~73 min (< 75) and `make bench-quick`
+# ~16 min.  More runs, sizes or modes cost 21.5 s a run.
 #
 # Output on the console (the guest's only way out), parsed by report.py:
 #   BENCH-CONF  device= key=value...     settings
@@ -243,10 +263,12 @@ if [ "$LEVEL" = quick ]; then
 	TENANT_RUNS=${BENCH_TENANT_RUNS:-1}
 	CPU_RUNS=${BENCH_CPU_RUNS:-1}
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-$SIZE}
+	SHORT_SECS=${BENCH_SHORT_SECS:-5}
+	SHORT_ROUNDS=${BENCH_SHORT_ROUNDS:-2}
 	case "$KIND" in
-	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load tenants"}
+	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load tenants short"}
 		TENANTS=${BENCH_TENANTS:-2} ;;
-	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order size tenants"}
+	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order size tenants short"}
 		TENANTS=${BENCH_TENANTS:-4} ;;
 	esac
 else
@@ -266,11 +288,17 @@ else
 	CPU_RUNS=${BENCH_CPU_RUNS:-2}
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-10k}
 	TENANTS=${BENCH_TENANTS:-"2 4"}
+	SHORT_SECS=${BENCH_SHORT_SECS:-"2 5"}
+	SHORT_ROUNDS=${BENCH_SHORT_ROUNDS:-3}
 	case "$KIND" in
-	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load size tenants cpu"} ;;
-	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order load size tenants"} ;;
+	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load size tenants cpu short"} ;;
+	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order load size tenants short"} ;;
 	esac
 fi
+case "$KIND" in
+ssd) SHORT_FIXED=${BENCH_SHORT_FIXED:-"4 16"} ;;
+*) SHORT_FIXED=${BENCH_SHORT_FIXED:-"1 4 16"} ;;
+esac
 TENANT_JOIN=${BENCH_TENANT_JOIN:-$((TENANT_SECS / 4))}
 # Time series on the console for cell runs: adaptive (adapt), all, none.
 TS=${BENCH_TS:-adapt}
@@ -338,8 +366,8 @@ fi
 command -v fio >/dev/null 2>&1 || { [ -z "$DIR" ] && fail "no fio"; }
 for w in $SCENARIOS; do
 	case "$w" in
-	cells|order|load|size|tenants|cpu) ;;
-	*) fail "BENCH_SCENARIOS: unknown scenario '$w' (cells order load size tenants cpu)" ;;
+	cells|order|load|size|tenants|cpu|short) ;;
+	*) fail "BENCH_SCENARIOS: unknown scenario '$w' (cells order load size tenants cpu short)" ;;
 	esac
 done
 if has order && ! has cells && [ -z "${BENCH_ORDER_LIMIT:-}" ]; then
@@ -444,7 +472,7 @@ POLICIES=${POLICIES# }
 
 list() { echo "$*" | tr -s ' ' , | sed 's/^,//; s/,$//'; }
 echo "BENCH-CONF device=$KIND level=$LEVEL vcpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) kernel=$(uname -r) secs=$SECS runs=$RUNS workers=$WORKERS outstanding=$OUTSTANDING fio_secs=$FIO_SECS sizes=$(list "$SIZES") fio_qds=$(list "$FIO_QDS")"
-echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") tenant_runs=$TENANT_RUNS cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES scenario_size=$SIZE"
+echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") tenant_runs=$TENANT_RUNS cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES short_secs=$(list "$SHORT_SECS") short_rounds=$SHORT_ROUNDS short_fixed=$(list "$SHORT_FIXED") scenario_size=$SIZE"
 echo "BENCH-CONF device=$KIND dev=$devdesc"
 echo "BENCH-CONF device=$KIND queue $qinfo"
 echo "BENCH-CONF device=$KIND sysfs$params"
@@ -459,6 +487,7 @@ fi
 need=
 has cells && need="$need $SIZES"
 has tenants && need="$need $SIZE"
+has short && need="$need $SIZE"
 has load && need="$need $LOAD_SIZE"
 has size && need="$need $SWITCH_FROM $SWITCH_TO"
 [ "$KIND" != hdd ] || ! has order || need="$need $ORDER_SIZES"
@@ -794,6 +823,83 @@ if has tenants; then
 		done
 		r=$((r + 1))
 	done
+fi
+
+# --- short runs: the start, cold and warm ------------------------------------
+# reload: the module afresh (no device seen, no knee), its parameters as
+# BENCH_SYSFS set them.
+reload() {
+	rmmod iopa || fail "rmmod iopa"
+	insmod "$IOPA_KO" || fail "insmod $IOPA_KO"
+	for kv in $SYSFS; do
+		echo "${kv#*=}" >"$SYS/${kv%%=*}" || fail "cannot write $kv"
+	done
+}
+# short_mbps S STATE|fixed:N: the MB/s of each round's matching short run.
+short_mbps() {
+	awk -v k="kind=short$1 " -v m="$2" '
+		{ l = $0 " " }
+		index(l, k) && (index(l, " state=" m " ") ||
+				index(l, " mode=" m " ")) {
+			for (i = 1; i <= NF; i++) if ($i ~ /^mbps=/) print substr($i, 6)
+		}' "$RES"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+if has short; then
+	for secs in $SHORT_SECS; do
+		r=1
+		while [ "$r" -le "$SHORT_ROUNDS" ]; do
+			RIDKIND=short$secs
+			reload
+			for st in cold warm; do
+				run "$SIZE" "short$secs" "$r" adapt:default fifo "$secs" \
+					$COMMON "$DIR/set-$SIZE" >"$tmp/out"
+				sed "s/^BENCH-RUN .*/& state=$st/" "$tmp/out"
+				# the state on the run's line in $RES too
+				sed -i '$ s/$/ state='"$st"'/' "$RES"
+				[ "$st" = cold ] && grep "^BENCH-TS" "$tmp/out" | \
+					sed "s/^BENCH-TS [^ ]* /$r /" >>"$tmp/cold$secs"
+			done
+			for l in $SHORT_FIXED; do
+				run "$SIZE" "short$secs" "$r" "fixed:$l" fifo "$secs" \
+					$COMMON "$DIR/set-$SIZE" | grep -v "^BENCH-TS"
+			done
+			RIDKIND=
+			r=$((r + 1))
+		done
+		best= bm=-1
+		for l in $SHORT_FIXED; do
+			m=$(short_mbps "$secs" "fixed:$l" | median)
+			if awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a > b) }'; then
+				best=$l bm=$m
+			fi
+		done
+		for st in cold warm; do
+			short_mbps "$secs" "$st" >"$tmp/a"
+			short_mbps "$secs" "fixed:$best" >"$tmp/b"
+			am=$(median <"$tmp/a")
+			echo "bench short device=$KIND secs=$secs state=$st default_pct_of_best=$(awk -v a="$am" -v b="$bm" 'BEGIN { printf "%.1f", 100 * a / b }') best_fixed=$best rounds=$SHORT_ROUNDS range=$(paste "$tmp/a" "$tmp/b" | awk '{ p = 100 * $1 / $2; if (NR == 1 || p < lo) lo = p; if (NR == 1 || p > hi) hi = p } END { printf "%.1f..%.1f", lo, hi }')"
+		done
+		last=$secs bestm=$bm
+	done
+	# From the cold runs of the longest S: the first sample whose last
+	# second read 90% of the best fixed limit's mean MB/s.
+	awk -v want="$bestm" '
+		{ r = $1; t[r, ++n[r]] = $2; b[r, n[r]] = $3 }
+		END {
+			for (r in n) {
+				hit = -1
+				for (i = 1; i <= n[r] && hit < 0; i++)
+					for (j = i - 1; j >= 1; j--)
+						if (t[r, i] - t[r, j] >= 1000) {
+							mbps = (b[r, i] - b[r, j]) / 1e6 * 1000 / (t[r, i] - t[r, j])
+							if (mbps >= 0.9 * want) hit = t[r, i]
+							break
+						}
+				print hit
+			}
+		}' "$tmp/cold$last" | sort -n >"$tmp/conv"
+	echo "bench converge device=$KIND ms_to_90pct=$(awk '''$1 < 0 { $1 = 1e9 } { print }''' "$tmp/conv" | median | sed '''s/^1000000000$/-1/''') rounds=$SHORT_ROUNDS range=$(head -1 "$tmp/conv")..$(tail -1 "$tmp/conv")"
 fi
 
 # --- done -------------------------------------------------------------------

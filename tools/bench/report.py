@@ -80,6 +80,10 @@ OUTLIER = 0.25      # a run this far (relative) from its group's median
 LINE_RE = re.compile(r"(BENCH-(?:CONF|SET|FIO|RUN|TS|EVENT|DIR)) (.*)$")
 DISPATCH_RE = re.compile(r"^bench dispatch (.*)$")
 LATENCY_RE = re.compile(r"^bench dispatch-latency (.*)$")
+# Lines the guest script computes itself (files-bench.sh, scenario short).
+GUEST_LINE_RE = re.compile(r"^bench (?:short|converge) device=\S+ .*$")
+# Runs of those scenarios (kind short<SECS>): summarised in the guest.
+GUEST_KIND_RE = re.compile(r"^short[0-9]+$")
 RUN_KEYS = ["device", "size", "kind", "run", "rid", "mode", "order", "files",
             "bytes", "secs", "mbps", "limit_final", "limit_mean"]
 MODE_RE = re.compile(r"^(fixed:[0-9]+|adapt:[a-z0-9]+)$")
@@ -140,6 +144,7 @@ class Data:
         self.dirs = {}          # rid -> dict (BENCH-DIR)
         self.dispatch = []
         self.latency = []
+        self.guest_lines = []
 
     def parse(self, path):
         nruns = len(self.runs)
@@ -157,10 +162,16 @@ class Data:
                 if m:
                     self.latency.append(kv(m.group(1), where))
                     continue
+                m = GUEST_LINE_RE.search(line)
+                if m:
+                    self.guest_lines.append(m.group(0))
+                    continue
                 m = LINE_RE.search(line)
                 if not m:
                     continue
                 tag, rest = m.group(1), m.group(2)
+                if tag == "BENCH-TS" and ".short" in rest.split()[0]:
+                    continue    # a short run's: summarised in the guest
                 if tag == "BENCH-TS":
                     self.parse_ts(rest, where)
                 elif tag == "BENCH-RUN":
@@ -212,6 +223,8 @@ class Data:
             r[k] = num(d, k, where)
         r["limit_final"] = num(d, "limit_final", where, int)
         r["cycles"] = num(d, "cycles", where, int) if "cycles" in d else ""
+        if GUEST_KIND_RE.match(r["kind"]):
+            return      # summarised in the guest ("bench short" lines)
         if r["kind"] not in KINDS:
             raise ParseError("%s: unknown kind %s" % (where, r["kind"]))
         if not MODE_RE.match(r["mode"]):
@@ -1102,8 +1115,8 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
     a("                   # writes bench/results/ and this file")
     a("make bench-quick   # 100 KB cells, one step and one tenants count per "
       "device,")
-    a("                   # 1 run per mode (2 guest boots, ~14 min); writes "
-      "build/bench-quick/")
+    a("                   # 1 run per mode, short runs (2 guest boots, "
+      "~16 min); writes build/bench-quick/")
     a("make -C tools/bench test   # report.py against the canned logs")
     a("```")
     a("")
@@ -1516,9 +1529,9 @@ KNOBS = [
      "explicit policies (`adapt:P`; one the module refuses is skipped)"),
     ("BENCH_POLICY_RUNS", "1", "runs of the explicit policies"),
     ("BENCH_MODES", "(unset)", "if set: the mode list of every cell run"),
-    ("BENCH_SCENARIOS", "ssd `cells load size tenants cpu`, hdd `cells order "
-     "load size tenants` / ssd `cells load tenants`, hdd `cells order size "
-     "tenants`", "what runs"),
+    ("BENCH_SCENARIOS", "ssd `cells load size tenants cpu short`, hdd "
+     "`cells order load size tenants short` / ssd `cells load tenants "
+     "short`, hdd `cells order size tenants short`", "what runs"),
     ("BENCH_STEP_SECS", "30", "load step run length (s); the size step's "
      "batch takes about as long at its best, 4 times as long at most"),
     ("BENCH_LOAD_MODES", "`fixed:4 fixed:16 fixed:64 adapt:default` (hdd: "
@@ -1548,6 +1561,12 @@ KNOBS = [
     ("BENCH_CPU_RUNS", "2 / 1", "runs of the CPU-bound cell"),
     ("BENCH_CPU_PASSES", "256", "extra checksum passes per chunk of a "
      "CPU-bound job"),
+    ("BENCH_SHORT_SECS", "`2 5` / `5`", "short run lengths (s): each "
+     "round from a fresh module (cold), again (warm), then the fixed "
+     "limits; `bench short` and `bench converge` lines"),
+    ("BENCH_SHORT_ROUNDS", "3 / 2", "short rounds, interleaved"),
+    ("BENCH_SHORT_FIXED", "ssd `4 16`, hdd `1 4 16`", "fixed limits of the "
+     "short runs"),
     ("BENCH_ORDER_SIZES", "`10k` / `BENCH_SIZE`", "sizes of the FIFO/SORTED "
      "comparison (hdd)"),
     ("BENCH_ORDER_LIMIT", "the cell's knee", "its fixed limit"),
@@ -1624,6 +1643,8 @@ def main():
     rel = "" if rel == "." else rel + "/"
     readme(rd, args.title, data, res, pngs, rel, args.note)
     for line in cell_lines(res):
+        print(line)
+    for line in data.guest_lines:
         print(line)
     for text, met in goals(res):
         print("goal: %s: %s" % ("met" if met else "NOT met", text))

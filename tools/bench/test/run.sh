@@ -46,6 +46,14 @@ check "good.log: the bench cell/order/step/tenants lines of expected.txt" \
 	cmp -s "$OUT/lines.txt" "$OUT/expected.txt"
 cmp -s "$OUT/lines.txt" "$OUT/expected.txt" ||
 	diff -u "$OUT/expected.txt" "$OUT/lines.txt"
+# The lines the guest computed itself (scenario short) pass through, and
+# its runs (kind short5) are not among the runs of the CSVs.
+grep -E '^bench (short|converge) ' good.log >"$OUT/guest.expected"
+grep -E '^bench (short|converge) ' "$OUT/good.txt" >"$OUT/guest.txt"
+check "good.log: the bench short/converge lines pass through" \
+	cmp -s "$OUT/guest.expected" "$OUT/guest.txt"
+check "good.log: short runs are not in runs.csv" \
+	sh -c "! grep -q short5 '$OUT/good/runs.csv'"
 for kind in cell order step tenants; do
 	check "good.log: at least one 'bench $kind' line" \
 		grep -q "^bench $kind " "$OUT/lines.txt"
