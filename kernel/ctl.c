@@ -353,7 +353,7 @@ enum {
 	 * vCPUs stall, a disk behind a host's cache) by up to this factor
 	 * on the variance, per mille (3x the standard error: a competitor
 	 * that comes between two samples is no noise to learn), learned
-	 * over pairs of samples with weight 1 / 2^this (iopa_ctl_br_noise()).
+	 * over pairs of samples with weight 1 / 2^this (iopa_ctl_br_learn()).
 	 */
 	IOPA_CTL_BR_XF_MAX		= 9000,
 	IOPA_CTL_BR_XF_SHIFT		= 3,
@@ -1171,24 +1171,30 @@ static u32 iopa_ctl_br_var(const struct iopa_ctl_sample *s, u32 limit)
 }
 
 /*
- * The variance to use for a sample whose own estimate is @var (ppm):
- * @var times br_xf, what the spread of samples in a row at one limit
- * showed of the estimate.  A pair of samples a and b of one level, each
- * of relative variance v, differ by d with E[d^2] = 2 v (relative to
- * their mean); (d^2 / 2) / v, averaged over pairs, is how far the
- * estimates fall short.  On the guest's throttled null_blk a sample of
- * 40 jobs estimated itself at 2-3% and its neighbours differed by 10-15%:
- * pairs judged 2 standard errors apart were often noise, and the search
+ * How far the samples' own variance estimates fall short of their spread
+ * (br_xf, per mille).  A pair of samples a and b of one level, each of
+ * relative variance v, differ by d with E[d^2] = 2 v (relative to their
+ * mean); (d^2 / 2) / v, averaged over pairs, is how far the estimates
+ * fall short.  On the guest's throttled null_blk a sample of 40 jobs
+ * estimated itself at 2-3% and its neighbours differed by 10-15%: pairs
+ * judged 2 standard errors apart were often noise, and the search
  * wandered (4 to 16 jobs where 1 or 2 read as fast).  The factor is never
  * below 1: a device quieter than its estimate keeps the estimate.
+ *
+ * @s was taken at limit @at with its own estimate @var; @ok is false for
+ * a sample off the level the policy watches (a shift under way: a level
+ * that changed is no noise to learn) or one after which the policy broke
+ * the pairs (iopa_ctl_br_break(): it moved, started up again).  Only a
+ * sample that stays the latest at @at is kept for the next pair.
  */
-static u32 iopa_ctl_br_noise(struct iopa_ctl *c,
-			     const struct iopa_ctl_sample *s, u32 var)
+static void iopa_ctl_br_learn(struct iopa_ctl *c,
+			      const struct iopa_ctl_sample *s, u32 var,
+			      u32 at, bool ok)
 {
 	u64 a = c->br_prev, b = s->tput, d, rel, e, pv;
 	s64 x, xf = c->br_xf ? c->br_xf : 1000;
 
-	if (c->br_prev_at == c->limit && a && b && s->completions &&
+	if (ok && c->br_prev_at == at && a && b &&
 	    var < IOPA_CTL_BR_VAR_MAX &&
 	    c->br_prev_var < IOPA_CTL_BR_VAR_MAX) {
 		d = a > b ? a - b : b - a;
@@ -1205,13 +1211,30 @@ static u32 iopa_ctl_br_noise(struct iopa_ctl *c,
 			xf = 1000;
 		if (xf > IOPA_CTL_BR_XF_MAX)
 			xf = IOPA_CTL_BR_XF_MAX;
+		c->br_xf = (u32)xf;
 	}
-	c->br_xf = (u32)xf;
-	c->br_prev = b;
-	c->br_prev_var = var;
-	c->br_prev_at = c->limit;
-	e = div64_u64((u64)var * c->br_xf, 1000);
-	return e < IOPA_CTL_BR_VAR_MAX ? (u32)e : IOPA_CTL_BR_VAR_MAX;
+	if (ok && c->limit == at) {
+		c->br_prev = b;
+		c->br_prev_var = var;
+		c->br_prev_at = at;
+	} else {
+		c->br_prev_at = 0;
+	}
+}
+
+/* The samples after this cannot be compared with those before. */
+static void iopa_ctl_br_break(struct iopa_ctl *c)
+{
+	c->br_prev_at = 0;
+	c->br_gen++;
+}
+
+/* A sample's own variance estimate @var (ppm), as the policy uses it. */
+static u32 iopa_ctl_br_scale(const struct iopa_ctl *c, u32 var)
+{
+	u64 v = div64_u64((u64)var * (c->br_xf ? c->br_xf : 1000), 1000);
+
+	return v < IOPA_CTL_BR_VAR_MAX ? (u32)v : IOPA_CTL_BR_VAR_MAX;
 }
 
 /* A new limit: the next cycle is transient, the measurement starts anew. */
@@ -1219,7 +1242,7 @@ static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 {
 	if (limit != c->limit) {
 		c->br_settle = 1;
-		c->br_prev_at = 0;
+		iopa_ctl_br_break(c);
 	}
 	c->limit = limit;
 	c->br_sum = 0;
@@ -1508,6 +1531,14 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		return;
 	}
 	/*
+	 * A leap (iopa_ctl_br_double()) that did not pay 3x the need of a
+	 * doubling: the doubling it skipped, against the same base.
+	 */
+	if (c->limit > 2 * (u64)from) {
+		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+		return;
+	}
+	/*
 	 * The doubling did not pay: the knee is near the base.  Back to it
 	 * and bracket it, a quarter of it up and down first; first down if
 	 * the doubling lost throughput outright (a device that thrashes).
@@ -1630,6 +1661,7 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 	c->reprobes = 0;
 	iopa_ctl_br_shift_clear(c);
 	c->br_ref_at = 0;
+	iopa_ctl_br_break(c);
 	iopa_ctl_br_search(c, 1, 1);
 	iopa_ctl_hist_clear(c);
 	iopa_ctl_br_move(c, c->base);
@@ -1833,7 +1865,9 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 			       const struct iopa_ctl_params *p,
 			       const struct iopa_ctl_sample *s)
 {
-	u32 var = iopa_ctl_br_var(s, c->limit);
+	u32 own = iopa_ctl_br_var(s, c->limit), at = c->limit;
+	u32 var = iopa_ctl_br_scale(c, own);
+	u8 gen = c->br_gen;
 
 	if (iopa_ctl_br_foreign(c, s))
 		return;
@@ -1843,9 +1877,10 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 		c->r_permille = 1000;
 		return;
 	}
-	var = iopa_ctl_br_noise(c, s, var);
 	if (c->mode == IOPA_CTL_MODE_STEADY) {
 		iopa_ctl_br_watch(c, p, s, var);
+		iopa_ctl_br_learn(c, s, own, at,
+				  !c->shifted && gen == c->br_gen);
 		return;
 	}
 	if (c->br_n < 255) {
@@ -1871,6 +1906,7 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 	default:
 		break;
 	}
+	iopa_ctl_br_learn(c, s, own, at, !c->shifted && gen == c->br_gen);
 }
 
 /* ---- interface ----------------------------------------------------------- */
@@ -1905,6 +1941,7 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
 	iopa_ctl_br_move(c, c->limit);
 	c->br_settle = 0;
 	c->br_ref_at = 0;
+	iopa_ctl_br_break(c);
 }
 
 /*
@@ -1956,8 +1993,9 @@ static void iopa_ctl_unit_change(struct iopa_ctl *c)
 	}
 	if (c->policy == IOPA_CTL_POLICY_BRACKET) {
 		c->br_settle = 0;
-		/* the reference is in the other unit */
+		/* the reference is in the other unit, and so is br_prev */
 		c->br_ref_at = 0;
+		iopa_ctl_br_break(c);
 		iopa_ctl_br_move(c, c->limit);
 	}
 }
@@ -2289,17 +2327,17 @@ u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
  * Return: the relative standard error of @s->tput, per mille, from the
  * number of completions and the spread of their service times (see
  * iopa_ctl_br_var()), at least the floor the bracket policy assumes,
- * times what the spread of @c's earlier samples showed of that estimate
- * (iopa_ctl_br_noise(); 1 until then, and under the other policies).
+ * under the bracket policy times what the spread of @c's samples so far
+ * showed of that estimate (iopa_ctl_br_learn(); 1 until then).
  */
 u32 iopa_ctl_sample_noise(const struct iopa_ctl *c,
 			  const struct iopa_ctl_sample *s, u32 limit)
 {
-	u64 v = div64_u64((u64)iopa_ctl_br_var(s, limit) *
-			  (c->br_xf ? c->br_xf : 1000), 1000);
+	u32 v = iopa_ctl_br_var(s, limit);
 
-	return iopa_ctl_isqrt(v < IOPA_CTL_BR_VAR_MAX ? (u32)v :
-			      IOPA_CTL_BR_VAR_MAX);
+	if (c->policy == IOPA_CTL_POLICY_BRACKET)
+		v = iopa_ctl_br_scale(c, v);
+	return iopa_ctl_isqrt(v);
 }
 
 /**
@@ -2419,6 +2457,8 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	} else if (s->cached) {
 		iopa_ctl_unit_change(c);
 	} else if (!s->demand) {
+		/* a gap: the next sample is no neighbour of the last one */
+		iopa_ctl_br_break(c);
 		if (c->mode == IOPA_CTL_MODE_HOLD) {
 			iopa_ctl_hold_tick(c, s->elapsed_ms);
 		} else if (c->policy == IOPA_CTL_POLICY_BRACKET &&

@@ -293,6 +293,8 @@ struct iopa_ctl_sample {
  * @br_prev_var: bracket: its own variance estimate, ppm
  * @br_prev_at: bracket: the limit it was taken at (0: none; the next
  *	sample has no neighbour to compare with)
+ * @br_gen: bracket: bumped whenever the samples after cannot be compared
+ *	with those before (a new limit, a restart, a resume, another unit)
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -347,6 +349,7 @@ struct iopa_ctl {
 	u64 br_prev;
 	u32 br_prev_var;
 	u32 br_prev_at;
+	u8 br_gen;
 };
 
 const char *iopa_ctl_policy_name(enum iopa_ctl_policy p);

@@ -454,7 +454,8 @@ struct iopa_order {
  * @completions: jobs completed in the last cycle (IOPA_FEAT_TIMES)
  * @noise_permille: the controller's estimate of the last cycle's
  *	throughput standard error, in 1/1000 of it: from the cycle's own
- *	completions, scaled by what the spread of the submitter's earlier
+ *	completions; under policy bracket, for a submitter whose limit is
+ *	its own (@budget 0), scaled by what the spread of its earlier
  *	cycles showed (IOPA_FEAT_TIMES)
  * @budget: the budget of the device the submitter shares with others
  *	(devs[0]): how many jobs of all its sharers may run at once; 0 if
