@@ -32,13 +32,14 @@
 #   make bench           benchmarks in QEMU guests (figures printed, not asserted):
 #                        dispatch rate; files on the SSD and HDD models, fixed
 #                        against adaptive limits, steps, tenants, CPU-bound jobs
-#                        (~70 min) -> bench/results/, bench/README.md
+#                        (~80 min) -> bench/results/, bench/README.md
 #   make bench-hostcost  what the module costs other I/O: fio on null_blk without
 #                        the module vs with a device group on another device
 #                        and on the same one (~4 min) -> bench/results/
 #   make bench-quick     the file benchmark on 100 KB files, one step and one
 #                        tenants count per device, one run per mode, short
-#                        runs cold and warm (~16 min) -> build/bench-quick/
+#                        runs cold and warm, processes sharing a device
+#                        (~19 min) -> build/bench-quick/
 #   make check-debug     the selftests on a 6.12 kernel built with KASAN, lockdep,
 #                        kmemleak... (Documentation/iopa-hardening.rst)
 #   make fuzz            tools/fuzz/iopa-fuzz, 1,000,000 calls, on that kernel
@@ -295,12 +296,13 @@ demo: tools
 
 # Figures are printed, not asserted: compare the ratios of one run.
 # `make bench`: the dispatch bench (~3 min), then the file benchmark
-# (issues 5 and 12) in two more guests, ssd (~34 min) then hdd (~32 min)
-# (tools/bench/files-bench.sh, whose header has the time budget; under 75
-# min in all on 2 cores), at the module's default settings;
+# (issues 5 and 12) in two more guests, ssd (~39 min) then hdd (~39 min)
+# (tools/bench/files-bench.sh, whose header has the time budget; ~80 min
+# in all on 2 cores), at the module's default settings;
 # tools/bench/report.py turns the consoles (build/bench/*.log) into
 # bench/results/ (CSV, PNG) and bench/README.md and prints the "bench
-# cell", "bench order", "bench step" and "bench tenants" lines.  BENCH_*
+# cell", "bench order", "bench step" and "bench tenants" lines, and the
+# "bench short", "bench converge" and "bench share" lines of the guest.  BENCH_*
 # variables are passed to the guest script (see its header);
 # BENCH_NOTE="..." is a remark for the README (e.g. what else loaded the
 # machine); IOPA_BENCH_KO=PATH boots that module instead of building one.

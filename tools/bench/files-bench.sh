@@ -87,6 +87,16 @@
 #            ms_to_90pct=N rounds=R range=LO..HI": from the first job
 #            until the throughput over the last second first reached 90%
 #            of the best fixed limit's mean (-1: never)
+#   share    several tools on one disk (issue 25): per K of
+#            BENCH_SHARE_N, BENCH_SHARE_ROUNDS rounds of K processes (-n K,
+#            all from the start) in adapt:default for BENCH_SHARE_SECS on
+#            the BENCH_SHARE_SIZE set, and in each round one process alone
+#            at each fixed limit of BENCH_SHARE_FIXED.  Prints "bench
+#            share device=D size=S n=K total_pct_of_solo=F jain=F
+#            solo_fixed=N rounds=R": the K processes' total MB/s (median
+#            over the rounds) over the best solo fixed limit's median, and
+#            Jain's index of the processes' bytes over 5 s windows (the
+#            mean over the windows of every round)
 #   cpu      CPU-bound jobs: the 64k set, read once beforehand and kept in
 #            the page cache, each job BENCH_CPU_PASSES more checksum
 #            passes over its data (the knee is the CPU count; no block
@@ -140,6 +150,9 @@
 #   BENCH_CPU_FIXED "1 2 4 16", BENCH_CPU_RUNS 2 / 1, BENCH_CPU_PASSES 256
 #   BENCH_SHORT_SECS "2 5" / 5, BENCH_SHORT_ROUNDS 3 / 2,
 #   BENCH_SHORT_FIXED ssd "4 16", hdd "1 4 16"
+#   BENCH_SHARE_N "2 4", BENCH_SHARE_ROUNDS 3 / 1, BENCH_SHARE_SECS 15,
+#   BENCH_SHARE_SIZE ssd BENCH_SIZE, hdd 1m, BENCH_SHARE_FIXED ssd "4 16",
+#   hdd "1 2 4"
 #   BENCH_ORDER_SIZES 10k / BENCH_SIZE, BENCH_ORDER_LIMIT (the knee),
 #   BENCH_ORDER_OUTSTANDING 4096
 #   BENCH_FIO_QDS "1 4 16 64", BENCH_FIO_SECS 2
@@ -177,15 +190,15 @@
 #   quick ssd: setup 35 + fio 4 x 3.5 = 14 + cell 100k (3 fixed + default
 #              + iopa) 5 x 21.5 = 108 + load 3 x 31.5 = 95 + tenants 2:
 #              3 x 31.5 = 95 + short 2 rounds x (reload 1 + 4 x 6.5) = 55
-#              = ~400 (7 min)
+#              + share 1 round x (2 solo + 2) x 16.5 = 66 = ~470 (8 min)
 #   quick hdd: setup 50 + fio 14 + cell 108 + order 2 x 21.5 = 43 + size
 #              3 x 31.5 = 95 + tenants 4: 95 + short 2 x (1 + 5 x 6.5) = 67
-#              = ~470 (8 min)
+#              + share (3 solo + 2) x 16.5 = 83 = ~555 (9 min)
 #   full, short: ssd 3 x (2 + 4 x (3.5 + 6.5)) = 126, hdd 3 x (2 + 5 x 10)
-#              = 156
+#              = 156; share: ssd 3 x 66 = 198, hdd 3 x 83 = 249
 # With the dispatch bench (~1.5 min), the host's builds and report.py
-# (~1 min), `make bench` takes ~73 min (< 75) and `make bench-quick`
-# ~16 min.  More runs, sizes or modes cost 21.5 s a run.
+# (~1 min), `make bench` takes ~80 min and `make bench-quick` ~19 min.
+# More runs, sizes or modes cost 21.5 s a run.
 #
 # Output on the console (the guest's only way out), parsed by report.py:
 #   BENCH-CONF  device= key=value...     settings
@@ -265,10 +278,11 @@ if [ "$LEVEL" = quick ]; then
 	ORDER_SIZES=${BENCH_ORDER_SIZES:-$SIZE}
 	SHORT_SECS=${BENCH_SHORT_SECS:-5}
 	SHORT_ROUNDS=${BENCH_SHORT_ROUNDS:-2}
+	SHARE_ROUNDS=${BENCH_SHARE_ROUNDS:-1}
 	case "$KIND" in
-	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load tenants short"}
+	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load tenants short share"}
 		TENANTS=${BENCH_TENANTS:-2} ;;
-	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order size tenants short"}
+	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order size tenants short share"}
 		TENANTS=${BENCH_TENANTS:-4} ;;
 	esac
 else
@@ -290,15 +304,22 @@ else
 	TENANTS=${BENCH_TENANTS:-"2 4"}
 	SHORT_SECS=${BENCH_SHORT_SECS:-"2 5"}
 	SHORT_ROUNDS=${BENCH_SHORT_ROUNDS:-3}
+	SHARE_ROUNDS=${BENCH_SHARE_ROUNDS:-3}
 	case "$KIND" in
-	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load size tenants cpu short"} ;;
-	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order load size tenants short"} ;;
+	ssd) SCENARIOS=${BENCH_SCENARIOS:-"cells load size tenants cpu short share"} ;;
+	hdd) SCENARIOS=${BENCH_SCENARIOS:-"cells order load size tenants short share"} ;;
 	esac
 fi
 case "$KIND" in
-ssd) SHORT_FIXED=${BENCH_SHORT_FIXED:-"4 16"} ;;
-*) SHORT_FIXED=${BENCH_SHORT_FIXED:-"1 4 16"} ;;
+ssd) SHORT_FIXED=${BENCH_SHORT_FIXED:-"4 16"}
+	SHARE_FIXED=${BENCH_SHARE_FIXED:-"4 16"}
+	SHARE_SIZE=${BENCH_SHARE_SIZE:-$SIZE} ;;
+*) SHORT_FIXED=${BENCH_SHORT_FIXED:-"1 4 16"}
+	SHARE_FIXED=${BENCH_SHARE_FIXED:-"1 2 4"}
+	SHARE_SIZE=${BENCH_SHARE_SIZE:-1m} ;;
 esac
+SHARE_N=${BENCH_SHARE_N:-"2 4"}
+SHARE_SECS=${BENCH_SHARE_SECS:-15}
 TENANT_JOIN=${BENCH_TENANT_JOIN:-$((TENANT_SECS / 4))}
 # Time series on the console for cell runs: adaptive (adapt), all, none.
 TS=${BENCH_TS:-adapt}
@@ -366,8 +387,8 @@ fi
 command -v fio >/dev/null 2>&1 || { [ -z "$DIR" ] && fail "no fio"; }
 for w in $SCENARIOS; do
 	case "$w" in
-	cells|order|load|size|tenants|cpu|short) ;;
-	*) fail "BENCH_SCENARIOS: unknown scenario '$w' (cells order load size tenants cpu short)" ;;
+	cells|order|load|size|tenants|cpu|short|share) ;;
+	*) fail "BENCH_SCENARIOS: unknown scenario '$w' (cells order load size tenants cpu short share)" ;;
 	esac
 done
 if has order && ! has cells && [ -z "${BENCH_ORDER_LIMIT:-}" ]; then
@@ -472,7 +493,7 @@ POLICIES=${POLICIES# }
 
 list() { echo "$*" | tr -s ' ' , | sed 's/^,//; s/,$//'; }
 echo "BENCH-CONF device=$KIND level=$LEVEL vcpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) kernel=$(uname -r) secs=$SECS runs=$RUNS workers=$WORKERS outstanding=$OUTSTANDING fio_secs=$FIO_SECS sizes=$(list "$SIZES") fio_qds=$(list "$FIO_QDS")"
-echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") tenant_runs=$TENANT_RUNS cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES short_secs=$(list "$SHORT_SECS") short_rounds=$SHORT_ROUNDS short_fixed=$(list "$SHORT_FIXED") scenario_size=$SIZE"
+echo "BENCH-CONF device=$KIND scenarios=$(list "$SCENARIOS") fixed=$(list "$FIXED") screen=$SCREEN policies=$(list "$POLICIES") policy_runs=$POLICY_RUNS step_secs=$STEP_SECS load_modes=$(list "$LOAD_MODES") size_modes=$(list "$SIZE_MODES") switch=$SWITCH_FROM,$SWITCH_TO size_work=$SIZE_WORK load_size=$LOAD_SIZE tenants=$(list "$TENANTS") tenant_secs=$TENANT_SECS tenant_join=$TENANT_JOIN tenant_modes=$(list "$TENANT_MODES") tenant_runs=$TENANT_RUNS cpu_fixed=$(list "$CPU_FIXED") cpu_runs=$CPU_RUNS cpu_passes=$CPU_PASSES short_secs=$(list "$SHORT_SECS") short_rounds=$SHORT_ROUNDS short_fixed=$(list "$SHORT_FIXED") share_n=$(list "$SHARE_N") share_rounds=$SHARE_ROUNDS share_secs=$SHARE_SECS share_size=$SHARE_SIZE share_fixed=$(list "$SHARE_FIXED") scenario_size=$SIZE"
 echo "BENCH-CONF device=$KIND dev=$devdesc"
 echo "BENCH-CONF device=$KIND queue $qinfo"
 echo "BENCH-CONF device=$KIND sysfs$params"
@@ -488,6 +509,7 @@ need=
 has cells && need="$need $SIZES"
 has tenants && need="$need $SIZE"
 has short && need="$need $SIZE"
+has share && need="$need $SHARE_SIZE"
 has load && need="$need $LOAD_SIZE"
 has size && need="$need $SWITCH_FROM $SWITCH_TO"
 [ "$KIND" != hdd ] || ! has order || need="$need $ORDER_SIZES"
@@ -900,6 +922,66 @@ if has short; then
 			}
 		}' "$tmp/cold$last" | sort -n >"$tmp/conv"
 	echo "bench converge device=$KIND ms_to_90pct=$(awk '''$1 < 0 { $1 = 1e9 } { print }''' "$tmp/conv" | median | sed '''s/^1000000000$/-1/''') rounds=$SHORT_ROUNDS range=$(head -1 "$tmp/conv")..$(tail -1 "$tmp/conv")"
+fi
+
+# --- several processes on one device -----------------------------------------
+# group_mbps RID: the MB/s of all processes of run RID (one or a group).
+group_mbps() {
+	awk -v r="rid=$1 " -v g="group=$1 " '
+		{ l = $0 " " }
+		index(l, r) || index(l, g) {
+			for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) b += substr($i, 7)
+		}
+		END { printf "%.3f", b / 1e6 / '"$SHARE_SECS"' }' "$RES"
+}
+if has share; then
+	r=1
+	while [ "$r" -le "$SHARE_ROUNDS" ]; do
+		for l in $SHARE_FIXED; do
+			RIDKIND=sharesolo
+			run "$SHARE_SIZE" sharesolo "$r" "fixed:$l" fifo "$SHARE_SECS" \
+				$COMMON "$DIR/set-$SHARE_SIZE" | grep -v "^BENCH-TS"
+			echo "$l $(group_mbps "$(rid_of "$SHARE_SIZE" sharesolo "$r" "fixed:$l" fifo)")" >>"$tmp/solo"
+		done
+		for nt in $SHARE_N; do
+			RIDKIND=share$nt
+			rid=$(rid_of "$SHARE_SIZE" "share$nt" "$r" adapt:default fifo)
+			run "$SHARE_SIZE" "share$nt" "$r" adapt:default fifo "$SHARE_SECS" \
+				$COMMON -n "$nt" "$DIR/set-$SHARE_SIZE" >"$tmp/out"
+			grep -v "^BENCH-TS" "$tmp/out"
+			echo "$nt $(group_mbps "$rid")" >>"$tmp/total"
+			# Jain's index of the processes' bytes over 5 s windows
+			grep "^BENCH-TS $rid\.t" "$tmp/out" | sed 's/^BENCH-TS [^ ]*\.t\([0-9]*\) /\1 /' |
+				awk -v n="$nt" -v w=5000 -v secs="$SHARE_SECS" '
+					{ k = $1; t = $2; b = $3
+					  for (e = w; e <= secs * 1000; e += w)
+						if (t <= e) at[k, e] = b }
+					END {
+						for (e = w; e <= secs * 1000; e += w) {
+							s = q = 0
+							for (k = 0; k < n; k++) {
+								x = at[k, e] - at[k, e - w]
+								s += x; q += x * x
+							}
+							if (q > 0) print s * s / (n * q)
+						}
+					}' | sed "s/^/$nt /" >>"$tmp/jain"
+			say "share n=$nt run $r: total $(group_mbps "$rid") MB/s"
+		done
+		RIDKIND=
+		r=$((r + 1))
+	done
+	best= bm=-1
+	for l in $SHARE_FIXED; do
+		m=$(awk -v l="$l" '$1 == l { print $2 }' "$tmp/solo" | median)
+		if awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a > b) }'; then
+			best=$l bm=$m
+		fi
+	done
+	for nt in $SHARE_N; do
+		tm=$(awk -v n="$nt" '$1 == n { print $2 }' "$tmp/total" | median)
+		echo "bench share device=$KIND size=$SHARE_SIZE n=$nt total_pct_of_solo=$(awk -v a="$tm" -v b="$bm" 'BEGIN { printf "%.1f", 100 * a / b }') jain=$(awk -v n="$nt" '$1 == n { s += $2; c++ } END { if (c) printf "%.3f", s / c; else print "nan" }' "$tmp/jain") solo_fixed=$best rounds=$SHARE_ROUNDS"
+	done
 fi
 
 # --- done -------------------------------------------------------------------

@@ -81,9 +81,10 @@ LINE_RE = re.compile(r"(BENCH-(?:CONF|SET|FIO|RUN|TS|EVENT|DIR)) (.*)$")
 DISPATCH_RE = re.compile(r"^bench dispatch (.*)$")
 LATENCY_RE = re.compile(r"^bench dispatch-latency (.*)$")
 # Lines the guest script computes itself (files-bench.sh, scenario short).
-GUEST_LINE_RE = re.compile(r"^bench (?:short|converge) device=\S+ .*$")
-# Runs of those scenarios (kind short<SECS>): summarised in the guest.
-GUEST_KIND_RE = re.compile(r"^short[0-9]+$")
+GUEST_LINE_RE = re.compile(r"^bench (?:short|converge|share) device=\S+ .*$")
+# Runs of those scenarios (kinds short<SECS>, share<N>, sharesolo):
+# summarised in the guest.
+GUEST_KIND_RE = re.compile(r"^(?:short[0-9]+|share[0-9]+|sharesolo)$")
 RUN_KEYS = ["device", "size", "kind", "run", "rid", "mode", "order", "files",
             "bytes", "secs", "mbps", "limit_final", "limit_mean"]
 MODE_RE = re.compile(r"^(fixed:[0-9]+|adapt:[a-z0-9]+)$")
@@ -170,8 +171,10 @@ class Data:
                 if not m:
                     continue
                 tag, rest = m.group(1), m.group(2)
-                if tag == "BENCH-TS" and ".short" in rest.split()[0]:
-                    continue    # a short run's: summarised in the guest
+                if tag == "BENCH-TS" and \
+                        GUEST_KIND_RE.match(rest.split()[0].split(".")[2]
+                                            if rest.count(".") >= 2 else ""):
+                    continue    # summarised in the guest
                 if tag == "BENCH-TS":
                     self.parse_ts(rest, where)
                 elif tag == "BENCH-RUN":
@@ -1111,12 +1114,12 @@ def readme(path, title, data, res, pngs, out_rel, note=None):
     a("")
     a("```sh")
     a("make bench         # dispatch bench + ssd full + hdd full (3 guest "
-      "boots, ~70 min);")
+      "boots, ~80 min);")
     a("                   # writes bench/results/ and this file")
     a("make bench-quick   # 100 KB cells, one step and one tenants count per "
       "device,")
-    a("                   # 1 run per mode, short runs (2 guest boots, "
-      "~16 min); writes build/bench-quick/")
+    a("                   # 1 run per mode, short and share runs (2 guest "
+      "boots, ~19 min); writes build/bench-quick/")
     a("make -C tools/bench test   # report.py against the canned logs")
     a("```")
     a("")
@@ -1529,9 +1532,10 @@ KNOBS = [
      "explicit policies (`adapt:P`; one the module refuses is skipped)"),
     ("BENCH_POLICY_RUNS", "1", "runs of the explicit policies"),
     ("BENCH_MODES", "(unset)", "if set: the mode list of every cell run"),
-    ("BENCH_SCENARIOS", "ssd `cells load size tenants cpu short`, hdd "
-     "`cells order load size tenants short` / ssd `cells load tenants "
-     "short`, hdd `cells order size tenants short`", "what runs"),
+    ("BENCH_SCENARIOS", "ssd `cells load size tenants cpu short share`, "
+     "hdd `cells order load size tenants short share` / ssd `cells load "
+     "tenants short share`, hdd `cells order size tenants short share`",
+     "what runs"),
     ("BENCH_STEP_SECS", "30", "load step run length (s); the size step's "
      "batch takes about as long at its best, 4 times as long at most"),
     ("BENCH_LOAD_MODES", "`fixed:4 fixed:16 fixed:64 adapt:default` (hdd: "
@@ -1567,6 +1571,16 @@ KNOBS = [
     ("BENCH_SHORT_ROUNDS", "3 / 2", "short rounds, interleaved"),
     ("BENCH_SHORT_FIXED", "ssd `4 16`, hdd `1 4 16`", "fixed limits of the "
      "short runs"),
+    ("BENCH_SHARE_N", "`2 4`", "processes on one device in the share "
+     "runs (`bench share` lines), against one alone at its best fixed "
+     "limit"),
+    ("BENCH_SHARE_ROUNDS", "3 / 1", "share rounds"),
+    ("BENCH_SHARE_SECS", "15", "share run length (s); Jain's index over "
+     "5 s windows"),
+    ("BENCH_SHARE_SIZE", "ssd `BENCH_SIZE`, hdd `1m`", "file size of the "
+     "share runs"),
+    ("BENCH_SHARE_FIXED", "ssd `4 16`, hdd `1 2 4`", "the solo process's "
+     "fixed limits"),
     ("BENCH_ORDER_SIZES", "`10k` / `BENCH_SIZE`", "sizes of the FIFO/SORTED "
      "comparison (hdd)"),
     ("BENCH_ORDER_LIMIT", "the cell's knee", "its fixed limit"),

@@ -48,12 +48,12 @@ cmp -s "$OUT/lines.txt" "$OUT/expected.txt" ||
 	diff -u "$OUT/expected.txt" "$OUT/lines.txt"
 # The lines the guest computed itself (scenario short) pass through, and
 # its runs (kind short5) are not among the runs of the CSVs.
-grep -E '^bench (short|converge) ' good.log >"$OUT/guest.expected"
-grep -E '^bench (short|converge) ' "$OUT/good.txt" >"$OUT/guest.txt"
-check "good.log: the bench short/converge lines pass through" \
+grep -E '^bench (short|converge|share) ' good.log >"$OUT/guest.expected"
+grep -E '^bench (short|converge|share) ' "$OUT/good.txt" >"$OUT/guest.txt"
+check "good.log: the bench short/converge/share lines pass through" \
 	cmp -s "$OUT/guest.expected" "$OUT/guest.txt"
-check "good.log: short runs are not in runs.csv" \
-	sh -c "! grep -q short5 '$OUT/good/runs.csv'"
+check "good.log: short and share runs are not in runs.csv" \
+	sh -c "! grep -qE 'short5|share' '$OUT/good/runs.csv'"
 for kind in cell order step tenants; do
 	check "good.log: at least one 'bench $kind' line" \
 		grep -q "^bench $kind " "$OUT/lines.txt"
