@@ -867,6 +867,20 @@ short_mbps() {
 		}' "$RES"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+# best_fixed FN LIMIT...: of the LIMITs, the one whose MB/s (one a line
+# from `FN LIMIT`) have the highest median: sets best, and bm to it.
+best_fixed() {
+	local fn=$1 lim m
+	shift
+	best= bm=-1
+	for lim in "$@"; do
+		m=$($fn "$lim" | median)
+		if awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a > b) }'; then
+			best=$lim bm=$m
+		fi
+	done
+}
+short_fixed_mbps() { short_mbps "$secs" "fixed:$1"; }
 if has short; then
 	for secs in $SHORT_SECS; do
 		r=1
@@ -889,13 +903,8 @@ if has short; then
 			RIDKIND=
 			r=$((r + 1))
 		done
-		best= bm=-1
-		for l in $SHORT_FIXED; do
-			m=$(short_mbps "$secs" "fixed:$l" | median)
-			if awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a > b) }'; then
-				best=$l bm=$m
-			fi
-		done
+		# shellcheck disable=SC2086
+		best_fixed short_fixed_mbps $SHORT_FIXED
 		for st in cold warm; do
 			short_mbps "$secs" "$st" >"$tmp/a"
 			short_mbps "$secs" "fixed:$best" >"$tmp/b"
@@ -934,6 +943,7 @@ group_mbps() {
 		}
 		END { printf "%.3f", b / 1e6 / '"$SHARE_SECS"' }' "$RES"
 }
+solo_mbps() { awk -v l="$1" '$1 == l { print $2 }' "$tmp/solo"; }
 if has share; then
 	r=1
 	while [ "$r" -le "$SHARE_ROUNDS" ]; do
@@ -971,13 +981,8 @@ if has share; then
 		RIDKIND=
 		r=$((r + 1))
 	done
-	best= bm=-1
-	for l in $SHARE_FIXED; do
-		m=$(awk -v l="$l" '$1 == l { print $2 }' "$tmp/solo" | median)
-		if awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a > b) }'; then
-			best=$l bm=$m
-		fi
-	done
+	# shellcheck disable=SC2086
+	best_fixed solo_mbps $SHARE_FIXED
 	for nt in $SHARE_N; do
 		tm=$(awk -v n="$nt" '$1 == n { print $2 }' "$tmp/total" | median)
 		echo "bench share device=$KIND size=$SHARE_SIZE n=$nt total_pct_of_solo=$(awk -v a="$tm" -v b="$bm" 'BEGIN { printf "%.1f", 100 * a / b }') jain=$(awk -v n="$nt" '$1 == n { s += $2; c++ } END { if (c) printf "%.3f", s / c; else print "nan" }' "$tmp/jain") solo_fixed=$best rounds=$SHARE_ROUNDS"
