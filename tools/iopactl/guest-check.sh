@@ -15,7 +15,7 @@
 # for a while and restores them, also on failure.
 #
 # What it checks:
-#   - --version; status as text
+#   - --version; status as text; a knee written to knees listed in it
 #   - status --json against a workload's own view (ctl-load check): valid
 #     JSON, the submitter listed by pid with its odd command name escaped
 #     right, state and stats equal to GET_STATE/GET_STATS, abi and
@@ -55,7 +55,7 @@ CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
 S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
-PLAN=37
+PLAN=38
 TUNABLES="max_jobs max_submitters max_user_submitters max_workers max_total_jobs learn_knees
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
@@ -127,6 +127,7 @@ restore() {
 	done
 	[ -z "$T" ] || [ "$(cat "$EV")" = "$old_ev" ] || echo "$old_ev" >"$EV"
 	[ -z "$old_node" ] || chmod "$old_node" "$NODE"
+	[ ! -w "$S/knees" ] || echo "7:77 knee=0" >"$S/knees" 2>/dev/null
 }
 trap 'restore; rm -rf "$W"' EXIT
 trap 'exit 1' INT TERM
@@ -168,6 +169,16 @@ ctl status
 	grep -q '^  max_jobs  *[0-9]' "$W/out"
 ok $? "status (text): exit 0, ABI version, tunables, submitters of all contexts"
 [ $rc = 0 ] || { show "$W/out"; show "$W/err"; }
+# A knee set for a device number nothing uses, shown, then forgotten.
+if [ -w "$S/knees" ] && echo "7:77 knee=5 diskseq=9" >"$S/knees"; then
+	ctl status
+	[ $rc = 0 ] && grep -qx '  7:77 knee 5 diskseq 9 set' "$W/out"
+	ok $? "status (text): a knee written to knees is listed (device, knee, diskseq, set)"
+	[ $rc = 0 ] || { show "$W/out"; show "$W/err"; }
+	echo "7:77 knee=0" >"$S/knees"
+else
+	skip "status (text): a knee written to knees is listed" "no writable $S/knees"
+fi
 
 # --- 3-6: status --json against the workload's own answers --------------------
 timeout -s KILL 120 "$CTL_LOAD" check "$IOPACTL" >"$W/check.out" 2>&1

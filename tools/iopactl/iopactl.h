@@ -275,6 +275,32 @@ enum ctl_scope {
 	CTL_SCOPE_OWN,		/* only iopactl's own context */
 };
 
+/* The most devices the module remembers a knee of (kernel/knee.c: 63). */
+#define CTL_MAX_KNEES		64
+
+/**
+ * struct ctl_knee - one line of /sys/class/misc/iopa/knees
+ * @major: the device's major number
+ * @minor: its minor number
+ * @knee: the jobs in flight a start-up begins at
+ * @diskseq: the disk's sequence number (0: not known)
+ * @src: "learned" or "set"
+ */
+struct ctl_knee {
+	uint32_t	major;
+	uint32_t	minor;
+	uint32_t	knee;
+	uint64_t	diskseq;
+	char		src[8];
+};
+
+/*
+ * Parse the knees file's text: one "MAJ:MIN knee=N diskseq=S src=W"
+ * line per device.  Returns the devices (at most @max written), or
+ * -EINVAL for a line in another format.  Pure (parse.c).
+ */
+int ctl_knees_parse(const char *text, struct ctl_knee *k, size_t max);
+
 /**
  * struct ctl_snapshot - what iopactl knows of the module at one moment
  * @module_loaded: /sys/class/misc/iopa exists
@@ -292,6 +318,10 @@ enum ctl_scope {
  * @total: submitters the kernel reported (may exceed @nr)
  * @nr: entries of @subs
  * @subs: the submitters, in the kernel's order
+ * @knees_err: 0 if @knees holds the knees file, else the errno of
+ *	reading or parsing it (ENOENT: a module without knees)
+ * @nr_knees: entries of @knees
+ * @knees: the devices' remembered knees
  */
 struct ctl_snapshot {
 	int			module_loaded;
@@ -309,6 +339,9 @@ struct ctl_snapshot {
 	uint32_t		total;
 	size_t			nr;
 	struct iopa_sub_info	*subs;
+	int			knees_err;
+	size_t			nr_knees;
+	struct ctl_knee		knees[CTL_MAX_KNEES];
 };
 
 /* ---- rendering (render.c) ----------------------------------------------- */

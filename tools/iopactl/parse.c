@@ -151,6 +151,48 @@ int ctl_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* One "MAJ:MIN knee=N diskseq=S src=W" line, NUL- or newline-ended. */
+static int knee_line(const char *l, struct ctl_knee *k)
+{
+	unsigned long long maj, min, knee, seq;
+	char src[8];
+	int n = 0;
+
+	if (sscanf(l, "%llu:%llu knee=%llu diskseq=%llu src=%7[a-z]%n", &maj,
+		   &min, &knee, &seq, src, &n) != 5 ||
+	    (l[n] && l[n] != '\n') || maj > UINT32_MAX || min > UINT32_MAX ||
+	    !knee || knee > UINT32_MAX ||
+	    (strcmp(src, "learned") && strcmp(src, "set")))
+		return -EINVAL;
+	k->major = (uint32_t)maj;
+	k->minor = (uint32_t)min;
+	k->knee = (uint32_t)knee;
+	k->diskseq = seq;
+	memcpy(k->src, src, sizeof(k->src));
+	return 0;
+}
+
+int ctl_knees_parse(const char *text, struct ctl_knee *k, size_t max)
+{
+	const char *l = text;
+	int n = 0;
+
+	while (*l) {
+		struct ctl_knee one;
+
+		if (knee_line(l, &one))
+			return -EINVAL;
+		if ((size_t)n < max)
+			k[n] = one;
+		n++;
+		l = strchr(l, '\n');
+		if (!l)
+			break;
+		l++;
+	}
+	return (size_t)n < max ? n : (int)max;
+}
+
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

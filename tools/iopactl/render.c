@@ -242,6 +242,18 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 				fputs("\n ", f);
 		}
 		fputc('\n', f);
+		fprintf(f, "\nknees (%s/knees):", CTL_SYSFS_DIR);
+		if (s->knees_err)
+			fprintf(f, " - (%s)\n", strerror(s->knees_err));
+		else if (!s->nr_knees)
+			fputs(" none\n", f);
+		else
+			fputc('\n', f);
+		for (i = 0; i < s->nr_knees; i++)
+			fprintf(f, "  %u:%u knee %u diskseq %" PRIu64 " %s\n",
+				s->knees[i].major, s->knees[i].minor,
+				s->knees[i].knee, s->knees[i].diskseq,
+				s->knees[i].src);
 	}
 	if (s->module_loaded && s->scope != CTL_SCOPE_NONE) {
 		fprintf(f, "\nsubmitters (%s): %zu\n",
@@ -472,6 +484,25 @@ void ctl_render_status_json(FILE *f, const struct ctl_snapshot *s)
 	for (i = 0; i < CTL_NR_TOTALS; i++)
 		json_value(&w, ctl_totals[i], &s->tot[i], 0);
 	ctl_jw_obj_end(&w);
+
+	if (!s->module_loaded || s->knees_err) {
+		ctl_jw_null(&w, "knees");
+	} else {
+		ctl_jw_arr_begin(&w, "knees");
+		for (i = 0; i < s->nr_knees; i++) {
+			char dev[24];
+
+			snprintf(dev, sizeof(dev), "%u:%u", s->knees[i].major,
+				 s->knees[i].minor);
+			ctl_jw_obj_begin(&w, NULL);
+			ctl_jw_str(&w, "device", dev);
+			ctl_jw_u64(&w, "knee", s->knees[i].knee);
+			ctl_jw_u64(&w, "diskseq", s->knees[i].diskseq);
+			ctl_jw_str(&w, "source", s->knees[i].src);
+			ctl_jw_obj_end(&w);
+		}
+		ctl_jw_arr_end(&w);
+	}
 
 	ctl_jw_str(&w, "submitters_scope", scope[s->scope]);
 	if (s->scope == CTL_SCOPE_NONE)

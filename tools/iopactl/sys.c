@@ -153,6 +153,21 @@ static void take_list(struct ctl_snapshot *s, int fd)
 	s->scope = CTL_SCOPE_OWN;
 }
 
+/* The knees file: 63 lines of at most ~70 bytes (kernel/knee.c). */
+static void take_knees(struct ctl_snapshot *s)
+{
+	char buf[8192];
+	int r = ctl_sysfs_read("knees", buf, sizeof(buf));
+
+	if (!r)
+		r = ctl_knees_parse(buf, s->knees, CTL_MAX_KNEES);
+	if (r < 0) {
+		s->knees_err = -r;
+		return;
+	}
+	s->nr_knees = (size_t)r;
+}
+
 void ctl_snapshot_take(struct ctl_snapshot *s, int *ctx_fd)
 {
 	size_t i;
@@ -178,6 +193,7 @@ void ctl_snapshot_take(struct ctl_snapshot *s, int *ctx_fd)
 		snprintf(rel, sizeof(rel), "stats/%s", ctl_totals[i]);
 		read_value(rel, &s->tot[i], 1);
 	}
+	take_knees(s);
 
 	fd = *ctx_fd;
 	if (fd < 0) {

@@ -777,6 +777,9 @@ static void fake_snapshot(struct ctl_snapshot *s, size_t nr)
 		s->tot[i].u = i ? (uint64_t)i * 1000003 : UINT64_MAX;
 		snprintf(s->tot[i].s, sizeof(s->tot[i].s), "%" PRIu64, s->tot[i].u);
 	}
+	s->nr_knees = 2;
+	s->knees[0] = (struct ctl_knee){ 8, 0, 8, 3, "set" };
+	s->knees[1] = (struct ctl_knee){ 253, 1, 2, 0, "learned" };
 	s->scope = CTL_SCOPE_ALL;
 	s->nr = nr;
 	s->total = (uint32_t)nr;
@@ -961,6 +964,38 @@ static int ends_with(const char *s, const char *tail)
 	return n >= m && !strcmp(s + n - m, tail);
 }
 
+/* The knees file: its lines parsed, any other format refused. */
+static void test_knees_parse(void)
+{
+	static const char *const bad[] = {
+		"8:0 knee=8 diskseq=3",
+		"8:0 knee=0 diskseq=3 src=set",
+		"8:0 knee=8 diskseq=3 src=guessed",
+		"8:0 knee=8 diskseq=3 src=set extra",
+		"8 knee=8 diskseq=3 src=set",
+		"8:0 knee=4294967296 diskseq=3 src=set",
+		"8:0 knee=8 diskseq=3 src=set\ngarbage",
+	};
+	struct ctl_knee k[3];
+	size_t i;
+	int n;
+
+	n = ctl_knees_parse("8:0 knee=8 diskseq=3 src=set\n"
+			    "253:1 knee=2 diskseq=0 src=learned", k, 3);
+	ok(n == 2 && k[0].major == 8 && k[0].minor == 0 && k[0].knee == 8 &&
+	   k[0].diskseq == 3 && !strcmp(k[0].src, "set") &&
+	   k[1].major == 253 && k[1].minor == 1 && k[1].knee == 2 &&
+	   !strcmp(k[1].src, "learned"),
+	   "knees: two lines parsed (%d)", n);
+	ok(ctl_knees_parse("", k, 3) == 0, "knees: an empty file is no device");
+	ok(ctl_knees_parse("1:1 knee=1 diskseq=1 src=set\n2:2 knee=2 diskseq=2 src=set", k, 1) == 1 &&
+	   k[0].major == 1, "knees: at most max kept");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(ctl_knees_parse(bad[i], k, 3) == -EINVAL,
+		   "knees: refused: \"%.*s\"%s", (int)strcspn(bad[i], "\n"),
+		   bad[i], strchr(bad[i], '\n') ? " and a bad next line" : "");
+}
+
 static void test_status_text(void)
 {
 	static const struct {
@@ -1009,6 +1044,21 @@ static void test_status_text(void)
 	   "status text: a module without IOPA_FEAT_SHARE: budget and weight -");
 	free(text);
 	s.feat.features |= IOPA_FEAT_SHARE;
+	text = status_text(&s);
+	ok(text && strstr(text, "\nknees (" CTL_SYSFS_DIR "/knees):\n  8:0 knee 8 diskseq 3 set\n  253:1 knee 2 diskseq 0 learned\n"),
+	   "status text: the devices' knees, one a line");
+	free(text);
+	s.nr_knees = 0;
+	text = status_text(&s);
+	ok(text && strstr(text, "\nknees (" CTL_SYSFS_DIR "/knees): none\n"),
+	   "status text: no knee remembered: none");
+	free(text);
+	s.knees_err = ENOENT;
+	text = status_text(&s);
+	ok(text && strstr(text, "/knees): - (No such file or directory)\n"),
+	   "status text: a module without the knees file: - and why");
+	free(text);
+	s.knees_err = 0;
 	s.feat.features &= ~IOPA_FEAT_TIMES;
 	text = status_text(&s);
 	find_line(text, "     1    2     101 ", line, sizeof(line));
@@ -1829,6 +1879,7 @@ int main(void)
 	test_json_escape();
 	test_json_parser();
 	test_status_json();
+	test_knees_parse();
 	test_status_text();
 	test_man_schema();
 	test_watch();
