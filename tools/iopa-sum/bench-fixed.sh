@@ -102,8 +102,10 @@ bench() {	# NAME TREE CACHE
 		awk '{ printf "#   round %d limit %s: %d ms\n", $1, $2 ? $2 : "adaptive", $3 }'
 }
 
-"$D/mktree" -s 4K "$T/small" 20000 >/dev/null || exit 1
-"$D/mktree" -s 256M "$T/big" 8 >/dev/null || exit 1
+# The sets of the file benchmark's iopa-bench-mkset: N files of one size.
+MKSET=$D/../bench/iopa-bench-mkset
+"$MKSET" "$T/small" 20000 4K >/dev/null || exit 1
+"$MKSET" "$T/big" 8 256M >/dev/null || exit 1
 dev=$(df --output=source "$T" | tail -1)
 echo "# bench sum: iopa-sum -p (no module) on $dev (rotational" \
      "$(lsblk -dno ROTA "$dev" 2>/dev/null | tr -d ' ' || echo '?')), $(nproc) CPUs;" \

@@ -61,11 +61,6 @@ t "man page: groff -ww clean" sh -c \
 t "mktree: the files it counts are the regular files find sees" sh -c \
 	'c=$(./mktree '"$tmp"'/tree 300) && [ "$c" -ge 300 ] &&
 	 [ "$(find '"$tmp"'/tree -type f -print0 | tr -dc "\0" | wc -c)" = "$c" ]'
-t "mktree -s 4K: exactly N files of 4096 bytes, nothing else" sh -c \
-	'c=$(./mktree -s 4K '"$tmp"'/flat 250) && [ "$c" = 250 ] &&
-	 [ "$(find '"$tmp"'/flat -type f -size 4096c | wc -l)" = 250 ] &&
-	 [ "$(find '"$tmp"'/flat ! -type d | wc -l)" = 250 ]'
-t "mktree -s: a bad size is status 2" rc_is 2 ./mktree -s 4X "$tmp/bad" 1
 echo "1..$n"
 echo "$((n - failed)) passed, $failed failed"
 [ $failed = 0 ]

@@ -3,13 +3,9 @@
  * mktree: the test tree of iopa-sum's check.sh.
  *
  *   mktree DIR NFILES
- *   mktree -s SIZE DIR NFILES
  *
  * Creates DIR with at least NFILES regular files of deterministic
  * pseudo-random content and prints how many regular files it made.
- * With -s, exactly NFILES files of SIZE bytes each (suffixes K, M, G:
- * KiB, MiB, GiB), 100 per directory, and nothing else: the trees of
- * bench-fixed.sh.
  * Besides the bulk (100 files per directory, two levels), it holds what
  * a sha256sum clone gets wrong:
  *  - sizes around SHA-256's 64-byte block and padding (0, 1, 55, 56, 63,
@@ -91,47 +87,6 @@ static void put_dir(const char *rel)
 	mkdir_or_die(path);
 }
 
-/* NFILES files of @size bytes, 100 per directory. */
-static void uniform(unsigned long want, size_t size)
-{
-	char rel[4096];
-	unsigned long i;
-
-	for (i = 0; i < want; i++) {
-		if (i % 100 == 0) {
-			snprintf(rel, sizeof(rel), "d%05lu", i / 100);
-			put_dir(rel);
-		}
-		snprintf(rel, sizeof(rel), "d%05lu/f%07lu.dat", i / 100, i);
-		put_file(rel, size, i);
-	}
-}
-
-/* "4096", "4K", "256M": bytes; 0 if not a size. */
-static size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return 0;
-	switch (*end) {
-	case 'G':
-		v <<= 10;
-		/* fall through */
-	case 'M':
-		v <<= 10;
-		/* fall through */
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	}
-	return *end || v > (1ULL << 40) ? 0 : (size_t)v;
-}
-
 int main(int argc, char **argv)
 {
 	static const size_t edge[] = {
@@ -153,20 +108,8 @@ int main(int argc, char **argv)
 	char rel[4096], deep[4096];
 	size_t d;
 
-	if (argc == 5 && !strcmp(argv[1], "-s")) {
-		d = parse_size(argv[2]);
-		if (!d) {
-			fprintf(stderr, "mktree: bad size %s\n", argv[2]);
-			return 2;
-		}
-		top = argv[3];
-		mkdir_or_die(top);
-		uniform(strtoul(argv[4], NULL, 10), d);
-		printf("%lu\n", nr_files);
-		return 0;
-	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: mktree [-s SIZE] DIR NFILES\n");
+		fprintf(stderr, "usage: mktree DIR NFILES\n");
 		return 2;
 	}
 	top = argv[1];
