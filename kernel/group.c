@@ -26,20 +26,32 @@
  * - The budget is split among the cgroups (v2) of the active members
  *   (those with jobs waiting or running), in proportion to each cgroup's
  *   weight (the largest weight of its active submitters; IOPA_WEIGHT_*),
- *   then equally among a cgroup's active submitters, at least 1 each,
- *   within each submitter's min/max (what a bound cuts off is not passed
- *   on); the rest of each division one job each to the cgroups, then to
- *   a cgroup's members, in turn (the next ones each cycle).  The budget
- *   is never below the number of active members (up to max_limit): each
- *   runs one job at least, so a lower budget is none the device sees.
- *   Why cgroups: a service is a cgroup (a systemd unit, a container), so
- *   opening more submitters, contexts or processes inside it buys
- *   nothing; splitting by user would let one user's services starve
- *   each other and a container could not be isolated.  The cgroup is the
- *   leaf one: a user who may create cgroups of their own (a delegated
- *   subtree) can open more shares.  A weight above the default needs
- *   CAP_SYS_NICE, as a nice value below 0 does.  An inactive member keeps
- *   1, to start again at once.
+ *   then equally among a cgroup's active submitters, within each
+ *   submitter's min/max (what a bound cuts off is not passed on).  A
+ *   part that is not a whole number of jobs is given over time
+ *   (share.c): each split gives the whole jobs, and the jobs left over
+ *   one each to the sharers owed most, so that over a few splits each
+ *   runs its weight's share.  Why cgroups: a service is a cgroup (a
+ *   systemd unit, a container), so opening more submitters, contexts or
+ *   processes inside it buys nothing; splitting by user would let one
+ *   user's services starve each other and a container could not be
+ *   isolated.  The cgroup is the leaf one: a user who may create cgroups
+ *   of their own (a delegated subtree) can open more shares.  A weight
+ *   above the default needs CAP_SYS_NICE, as a nice value below 0 does.
+ *   An inactive member keeps 1, to start again at once.
+ * - Turns.  The budget is the device's, whatever the number of members:
+ *   a disk whose best is one stream has a budget of 1 however many tools
+ *   read it (two processes reading big files from the model disk, one
+ *   job each, read 27% less than one alone).  A member whose part is
+ *   below one job (more members than the budget, or a small weight)
+ *   gets 0 at some splits: its limit is 0, it waits for its turn
+ *   (IOPA_LIMIT_F_WAITING in GET_STATE, its waits in the metrics), its
+ *   running jobs end as they would at a lower limit.  A turn lasts a
+ *   group cycle (evidence-ended: enough completions and service times
+ *   that a switch of streams, a seek, costs a few percent); a holder
+ *   that runs out of jobs hands its turn on at once
+ *   (iopa_group_turn_over()).  A member with a min bound above 1 runs
+ *   its min: it asked for it.
  * - The split is redone at every group cycle (evidence-ended, so a few
  *   hundred milliseconds on a disk) and when a submitter joins a group
  *   of up to IOPA_GROUP_JOIN_BATCH members; in a larger one, once the
@@ -81,6 +93,13 @@
  * their own (iopa_group_join_share()).
  */
 #define IOPA_GROUP_JOIN_BATCH	4
+
+/*
+ * A turn handed on early (a holder ran out of jobs) splits the budget
+ * again no sooner than this after the last split: a holder whose queue
+ * empties and fills in bursts does not make a split per job.
+ */
+#define IOPA_GROUP_TURN_GAP_MS	10
 
 #include <linux/cgroup.h>
 #include <linux/debugfs.h>
@@ -133,6 +152,11 @@
  * @splits: M: splits done
  * @split_steps: M: members and cgroups the splits walked (debugfs: a
  *	split is O(members + cgroups))
+ * @split_ns: M: when the last split was made
+ * @turn_work: hands a turn on early (iopa_group_turn_over())
+ * @nr_waiting: A (written under @lock): members that wait for their
+ *	turn since the last split
+ * @turn_overs: M: turns handed on early
  */
 struct iopa_group {
 	struct list_head	node;		/* G */
@@ -170,6 +194,10 @@ struct iopa_group {
 	u32			joins;		/* M */
 	u64			splits;		/* M */
 	u64			split_steps;	/* M */
+	u64			split_ns;	/* M */
+	struct delayed_work	turn_work;
+	atomic_t		nr_waiting;	/* A */
+	u64			turn_overs;	/* M */
 };
 
 /**
@@ -180,8 +208,9 @@ struct iopa_group {
  * @nr_members: M: members in the cgroup
  * @nr_active: M: active ones at the last split
  * @weight: M: the largest weight of those
- * @rank: M: the cgroup's rank among the active ones then
- * @part: M: and its part of the budget
+ * @share: M: its share of the budget over time (share.h)
+ * @left: M: during a split, the jobs of its part not yet given to its
+ *	members
  *
  * The per-cgroup sums that keep a split O(members + cgroups), as
  * blk-iocost keeps its hierarchical weight sums.  Made by the first
@@ -194,8 +223,8 @@ struct iopa_group_cg {
 	u32			nr_members;
 	u32			nr_active;
 	u32			weight;
-	u32			rank;
-	u32			part;
+	struct iopa_share	share;
+	u32			left;
 };
 
 /* G: the groups; taken before any group's lock. */
@@ -287,6 +316,14 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 		next = old > S64_MAX - (s64)min_t(u64, sq, S64_MAX) ?
 		       S64_MAX : old + (s64)sq;
 	} while (!atomic64_try_cmpxchg(&g->svc_sq, &old, next));
+	/*
+	 * A holder of a turn that ran out of jobs (this one was its last)
+	 * while others wait: hand the turn on now, not at the cycle's end.
+	 */
+	if (atomic_read(&g->nr_waiting) && sub->limit &&
+	    !sub->nr[IOPA_JOB_PENDING] && sub->nr[IOPA_JOB_RUNNING] <= 1)
+		queue_delayed_work(system_unbound_wq, &g->turn_work,
+				   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
 	need = READ_ONCE(g->need_jobs);
 	if (!need || jobs < need)
 		return;
@@ -346,25 +383,72 @@ static void iopa_group_cg_put(struct iopa_group *g, struct iopa_submitter *sub)
 	kfree(cg);
 }
 
-/*
- * A member's share, applied: its limit (within its own bounds), and what
- * GET_STATE shows of the group.
+/**
+ * iopa_group_share_limit() - the limit a member's share of the budget gives
+ * @sub: the member
+ * @p: the tunables (max_limit now)
+ * @share: its share: 0 while it waits for its turn
+ *
+ * Return: @share within the member's own bounds; 0 (it waits) only if
+ * its min bound is none or 1.
  */
-static void iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
-			     const struct iopa_ctl_params *p, u32 share,
-			     u32 budget, u32 r, u64 tput)
+u32 iopa_group_share_limit(struct iopa_submitter *sub,
+			   const struct iopa_ctl_params *p, u32 share)
 {
+	u32 one = iopa_ctl_clamp_limit(&sub->ctl, p, 1);
+
+	if (!share)
+		return one > 1 ? one : 0;
+	return iopa_ctl_clamp_limit(&sub->ctl, p, share);
+}
+
+/**
+ * iopa_group_note_wait() - note the start or the end of a wait for a turn
+ * @sub: the submitter, its limit just set
+ * @now: ktime_get_ns() now
+ *
+ * It waits while it is in a group and its limit is 0.
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_group_note_wait(struct iopa_submitter *sub, u64 now)
+	__must_hold(&sub->ctx->lock)
+{
+	lockdep_assert_held(&sub->ctx->lock);
+	if (!sub->limit && sub->group && !sub->turn_wait_ns) {
+		sub->turn_wait_ns = now ? now : 1;
+		sub->m.turn_waits++;
+	} else if ((sub->limit || !sub->group) && sub->turn_wait_ns) {
+		if (now > sub->turn_wait_ns)
+			sub->m.turn_wait_us += div_u64(now - sub->turn_wait_ns,
+						       NSEC_PER_USEC);
+		sub->turn_wait_ns = 0;
+	}
+}
+
+/*
+ * A member's share, applied: its limit (within its own bounds; 0 while
+ * it waits for its turn), and what GET_STATE shows of the group.
+ * Return: true if it waits.
+ */
+static bool iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
+			     const struct iopa_ctl_params *p, u32 share,
+			     u32 budget, u32 r, u64 tput, u64 now)
+{
+	bool waits;
 	u32 old;
 
 	iopa_ctx_lock(sub->ctx);
 	/* Pinned, and on its way out (iopa_group_leave()): its own. */
 	if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED) {
 		iopa_ctx_unlock(sub->ctx);
-		return;
+		return false;
 	}
-	share = iopa_ctl_clamp_limit(&sub->ctl, p, share ? share : 1);
+	share = iopa_group_share_limit(sub, p, share);
 	old = sub->limit;
 	sub->limit = share;
+	iopa_group_note_wait(sub, now);
+	waits = !share;
 	sub->group_budget = budget;
 	sub->group_sharers = g->sharers;
 	sub->group_cycles = (u32)g->cycles;
@@ -380,40 +464,57 @@ static void iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 	if (share > old)
 		iopa_kick_workers(sub->ctx, share - old);
 	iopa_ctx_unlock(sub->ctx);
+	return waits;
 }
 
 /*
  * Split the budget: among the active members' cgroups by weight, then
- * equally within a cgroup.  Two passes over the members and four over
- * the cgroups active at the last split and this one, O(members +
- * cgroups): the first over the members notes who is
- * active (and clears the cycle's demand), ranks each active member in
- * its cgroup and each cgroup among the active ones (both in member
- * order: a cgroup's rank is that of its first active member), and sums
- * each cgroup's weight (the largest of its active members'); the
- * cgroups' parts follow, then each member's share of its cgroup's.
+ * equally within a cgroup, each part over time (share.c).  Five passes
+ * over the members and four over the cgroups active at the last split
+ * and this one, O(members + cgroups): the first over the members notes
+ * who is active (and clears the cycle's demand), charges each active
+ * member's and cgroup's share with the time since the last split, and
+ * sums each cgroup's weight (the largest of its active members'); the
+ * cgroups' parts follow (whole jobs, then the rest to those owed, then
+ * to the others), then the members' parts of their cgroup's the same
+ * way, the last pass applying them.
+ *
+ * @now_only: who is active is who has jobs pending or running now, not
+ * who showed demand during the cycle (a turn handed on early).
  */
 static void iopa_group_split(struct iopa_group *g,
 			     const struct iopa_ctl_params *p, bool cycle_end,
-			     u32 r, u64 tput)
+			     bool now_only, u32 r, u64 tput)
 {
 	struct iopa_group_cg *cg, *tmp;
-	struct iopa_submitter *sub;
-	u32 budget, sharers = 0, active = 0, left, turn;
-	u64 wsum = 0, steps = 0;
+	struct iopa_submitter *sub, *rest = NULL;
+	u32 budget, sharers = 0, active = 0, left, dt_ms, waiting = 0;
+	u64 wsum = 0, steps = 0, now = ktime_get_ns();
+	LIST_HEAD(was);
 
 	lockdep_assert_held(&g->lock);
-	list_for_each_entry_safe(cg, tmp, &g->active_cgs, active_node) {
+	dt_ms = g->split_ns && now > g->split_ns ?
+		(u32)min_t(u64, div_u64(now - g->split_ns, NSEC_PER_MSEC),
+			   IOPA_SHARE_MEMORY_MS) : 0;
+	g->split_ns = now;
+	/* The cgroups active at the last split: charge their parts then. */
+	list_splice_init(&g->active_cgs, &was);
+	list_for_each_entry(cg, &was, active_node) {
+		iopa_share_charge(&cg->share, dt_ms);
 		cg->nr_active = 0;
 		cg->weight = 0;
-		list_del_init(&cg->active_node);
 		steps++;
 	}
 	list_for_each_entry(sub, &g->members, group_node) {
+		bool was_active = sub->group_active;
+
 		steps++;
 		iopa_ctx_lock(sub->ctx);
+		sub->group_busy = sub->nr[IOPA_JOB_PENDING] ||
+				  sub->nr[IOPA_JOB_RUNNING];
 		/* Pinned, and on its way out: no share, no part. */
-		sub->group_active = iopa_group_member_active(sub) &&
+		sub->group_active = (now_only ? sub->group_busy :
+				     iopa_group_member_active(sub)) &&
 				    iopa_ctl_mode(&sub->ctl) !=
 				    IOPA_CTL_MODE_FIXED;
 		/* One weight per member for the whole split. */
@@ -422,27 +523,31 @@ static void iopa_group_split(struct iopa_group *g,
 		if (cycle_end)
 			sub->group_demand = false;
 		iopa_ctx_unlock(sub->ctx);
-		if (!sub->group_active)
+		if (!sub->group_active) {
+			iopa_share_forget(&sub->group_share);
 			continue;
+		}
+		if (was_active)
+			iopa_share_charge(&sub->group_share, dt_ms);
+		else
+			iopa_share_forget(&sub->group_share);
 		active++;
 		cg = sub->group_cg;
 		if (!cg->nr_active++) {
-			cg->rank = sharers++;
-			list_add_tail(&cg->active_node, &g->active_cgs);
+			sharers++;
+			/* Not active at the last split: no past to claim. */
+			if (list_empty(&cg->active_node))
+				iopa_share_forget(&cg->share);
+			list_move_tail(&cg->active_node, &g->active_cgs);
 		}
-		sub->group_rank = cg->nr_active - 1;
 		cg->weight = max(cg->weight, sub->group_weight);
 	}
-	/*
-	 * Each active member runs at least one job, whatever the budget: a
-	 * budget below their number is not one the device sees, and probes
-	 * between such budgets change nothing (two tenants on the model
-	 * disk sat at 1 + 1, 17% below 2 + 2, for 26 s of a 40 s run).
-	 */
-	if (active != g->floor) {
-		g->floor = active;
-		iopa_ctl_set_bounds(&g->ctl, p, active > 1 ? active : 0, 0);
+	/* Those no longer active are on no list. */
+	list_for_each_entry_safe(cg, tmp, &was, active_node) {
+		list_del_init(&cg->active_node);
+		steps++;
 	}
+	g->floor = active;
 	/*
 	 * More members than the budget has known: the device's knee for
 	 * more streams is another, start up again from the budget.  Not
@@ -468,48 +573,89 @@ static void iopa_group_split(struct iopa_group *g,
 		wsum += cg->weight;
 		steps++;
 	}
-	/*
-	 * Each cgroup's part, rounded down; the budget's rest one job each
-	 * to the cgroups in turn (each cycle the next: a static order would
-	 * favour the first).
-	 */
+	/* The cgroups' parts: whole jobs, the rest to those owed, then on. */
 	left = budget;
 	list_for_each_entry(cg, &g->active_cgs, active_node) {
-		cg->part = wsum ? (u32)div64_u64((u64)budget * cg->weight,
-						 wsum) : 0;
-		left -= cg->part;
+		left -= iopa_share_base(&cg->share, budget, cg->weight, wsum);
 		steps++;
 	}
-	turn = (u32)g->cycles;
 	list_for_each_entry(cg, &g->active_cgs, active_node) {
-		if ((cg->rank + turn) % sharers < left)
-			cg->part++;
+		if (left && iopa_share_owed(&cg->share)) {
+			iopa_share_give(&cg->share);
+			left--;
+		}
 		steps++;
 	}
-
+	list_for_each_entry(cg, &g->active_cgs, active_node) {
+		if (left && !iopa_share_had_rest(&cg->share)) {
+			iopa_share_give(&cg->share);
+			left--;
+		}
+		cg->left = iopa_share_part(&cg->share);
+		steps++;
+	}
+	/* The members' parts of their cgroup's, the same way. */
 	list_for_each_entry(sub, &g->members, group_node) {
-		u32 share = 1, n;
+		steps++;
+		if (!sub->group_active)
+			continue;
+		cg = sub->group_cg;
+		cg->left -= iopa_share_base(&sub->group_share,
+					    iopa_share_part(&cg->share), 1,
+					    cg->nr_active);
+	}
+	list_for_each_entry(sub, &g->members, group_node) {
+		steps++;
+		cg = sub->group_cg;
+		if (sub->group_active && cg->left &&
+		    iopa_share_owed(&sub->group_share)) {
+			iopa_share_give(&sub->group_share);
+			cg->left--;
+			rest = sub;
+		}
+	}
+	list_for_each_entry(sub, &g->members, group_node) {
+		u32 share = 1;
 
 		steps++;
 		cg = sub->group_cg;
 		/* Idle: one job, to start again at once. */
-		if (sub->group_active && wsum) {
-			/*
-			 * Equal shares of the cgroup's part; its rest one job
-			 * each to the members in turn, the next member each
-			 * time round the cgroups.
-			 */
-			n = cg->nr_active;
-			share = cg->part / n;
-			if ((sub->group_rank + turn / sharers) % n <
-			    cg->part - share * n)
-				share++;
+		if (sub->group_active) {
+			if (cg->left &&
+			    !iopa_share_had_rest(&sub->group_share)) {
+				iopa_share_give(&sub->group_share);
+				cg->left--;
+				rest = sub;
+			}
+			share = iopa_share_part(&sub->group_share);
 		}
-		iopa_group_apply(g, sub, p, share, budget, r, tput);
+		waiting += iopa_group_apply(g, sub, p, share, budget, r, tput,
+					    now);
 	}
+	/*
+	 * The next split's passes start after the last member given a job
+	 * of the rest: among those owed alike, the next ones come first (a
+	 * static order would favour the first members).
+	 */
+	if (rest && !list_is_last(&rest->group_node, &g->members))
+		list_rotate_to_front(rest->group_node.next, &g->members);
+	atomic_set(&g->nr_waiting, waiting);
 	g->joins = 0;
 	g->splits++;
 	g->split_steps += steps;
+	/*
+	 * A holder with nothing to run (it showed demand during the cycle,
+	 * its queue is empty now) while others wait: hand its turn on.
+	 */
+	if (waiting && !now_only)
+		list_for_each_entry(sub, &g->members, group_node)
+			if (sub->group_active && !sub->group_busy &&
+			    iopa_share_part(&sub->group_share)) {
+				queue_delayed_work(system_unbound_wq,
+						   &g->turn_work,
+						   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
+				break;
+			}
 }
 
 /*
@@ -530,10 +676,12 @@ static void iopa_group_join_share(struct iopa_group *g,
 
 	lockdep_assert_held(&g->lock);
 	if (cg->nr_active)
-		share = cg->part / (cg->nr_active + g->joins);
+		share = iopa_share_part(&cg->share) /
+			(cg->nr_active + g->joins);
 	else
 		share = budget / (g->sharers + g->joins);
-	iopa_group_apply(g, sub, p, max(share, 1U), budget, 1000, g->tput);
+	iopa_group_apply(g, sub, p, max(share, 1U), budget, 1000, g->tput,
+			 ktime_get_ns());
 }
 
 static void iopa_group_work_fn(struct work_struct *work)
@@ -612,11 +760,31 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
 		iopa_knee_learn(g->dev, g->diskseq,
 				iopa_ctl_settled_knee(&g->ctl));
-	iopa_group_split(g, &p, true, r, s.tput);
+	iopa_group_split(g, &p, true, false, r, s.tput);
 	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
 			       mode, r, s.tput, g->nr_members, g->sharers);
 	iopa_group_cycle_begin(g, now, idle);
 	iopa_group_arm(g, &p);
+	mutex_unlock(&g->lock);
+}
+
+/*
+ * A holder of a turn ran out of jobs while others wait: split again
+ * among those with jobs now, its turn to the next.  The cycle goes on
+ * (the budget is the same; its sample counts everyone's bytes).
+ */
+static void iopa_group_turn_over(struct work_struct *work)
+{
+	struct iopa_group *g = container_of(to_delayed_work(work),
+					    struct iopa_group, turn_work);
+	struct iopa_ctl_params p;
+
+	iopa_params_get(&p);
+	mutex_lock(&g->lock);
+	if (!g->dead && atomic_read(&g->nr_waiting)) {
+		g->turn_overs++;
+		iopa_group_split(g, &p, false, true, 1000, g->tput);
+	}
 	mutex_unlock(&g->lock);
 }
 
@@ -643,6 +811,7 @@ static struct iopa_group *iopa_group_get(dev_t dev, u64 diskseq,
 	mutex_init(&g->lock);
 	INIT_LIST_HEAD(&g->members);
 	INIT_DELAYED_WORK(&g->work, iopa_group_work_fn);
+	INIT_DELAYED_WORK(&g->turn_work, iopa_group_turn_over);
 	/*
 	 * The first member's controller carries on as the device's, without
 	 * that member's bounds (the split applies each member's own).
@@ -744,7 +913,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 	}
 	/* Split at once while that is cheap for the joins (see the top). */
 	if (++g->joins * IOPA_GROUP_JOIN_BATCH >= g->nr_members)
-		iopa_group_split(g, &p, false, 1000, g->tput);
+		iopa_group_split(g, &p, false, false, 1000, g->tput);
 	else
 		iopa_group_join_share(g, sub, &p);
 out_unlock:
@@ -810,12 +979,13 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	iopa_group_cg_put(g, sub);
 	old = sub->limit;
 	if (iopa_ctl_mode(&sub->ctl) != IOPA_CTL_MODE_FIXED) {
-		/* Adapt alone again, from the share it had. */
-		iopa_ctl_set_fixed(&sub->ctl, sub->limit);
+		/* Adapt alone again, from the share it had (1 if none). */
+		iopa_ctl_set_fixed(&sub->ctl, max(sub->limit, 1U));
 		iopa_ctl_set_fixed(&sub->ctl, 0);
 	}
 	/* Its own limit (pinned, or the share it had) from now on. */
 	sub->limit = iopa_ctl_limit(&sub->ctl);
+	iopa_group_note_wait(sub, ktime_get_ns());
 	iopa_sub_update(sub);
 	if (sub->limit > old)
 		iopa_kick_workers(ctx, sub->limit - old);
@@ -825,11 +995,15 @@ void iopa_group_leave(struct iopa_submitter *sub)
 		g->dead = true;
 		list_del(&g->node);
 		atomic_dec(&iopa_nr_groups);
+	} else if (old && atomic_read(&g->nr_waiting)) {
+		/* A holder left: its turn to the next, now. */
+		queue_delayed_work(system_unbound_wq, &g->turn_work, 0);
 	}
 	mutex_unlock(&g->lock);
 	mutex_unlock(&iopa_groups_lock);
 	if (last) {
 		cancel_delayed_work_sync(&g->work);
+		cancel_delayed_work_sync(&g->turn_work);
 		mutex_destroy(&g->lock);
 		iopa_blkstat_put(g->blk);
 		kfree(g);
@@ -871,19 +1045,20 @@ static int iopa_groups_show(struct seq_file *m, void *v)
 	struct iopa_submitter *sub;
 	struct iopa_group *g;
 
-	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s splits split_steps\n");
+	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s splits split_steps waiting turn_overs\n");
 	seq_puts(m, "  member: ctx sub cgroup weight active limit\n");
 	mutex_lock(&iopa_groups_lock);
 	list_for_each_entry(g, &iopa_groups, node) {
 		mutex_lock(&g->lock);
-		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu %llu %llu\n",
+		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu %llu %llu %d %llu\n",
 			   g->id,
 			   MAJOR(g->dev), MINOR(g->dev),
 			   iopa_ctl_policy_name(iopa_ctl_policy(&g->ctl)),
 			   iopa_ctl_mode_name(iopa_ctl_mode(&g->ctl)),
 			   iopa_ctl_limit(&g->ctl), g->nr_members, g->sharers,
 			   g->cycles, g->changes, g->tput, g->dev_tput,
-			   g->splits, g->split_steps);
+			   g->splits, g->split_steps,
+			   atomic_read(&g->nr_waiting), g->turn_overs);
 		list_for_each_entry(sub, &g->members, group_node) {
 			iopa_ctx_lock(sub->ctx);
 			seq_printf(m, "  member: %u %u %llu %u %d %u\n",

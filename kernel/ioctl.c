@@ -29,7 +29,7 @@ static long iopa_get_features(void __user *argp)
 			    IOPA_FEAT_SHARE | IOPA_FEAT_LEASE |
 			    IOPA_FEAT_BORROW | IOPA_FEAT_BATCH |
 			    IOPA_FEAT_URING_BATCH | IOPA_FEAT_METRICS |
-			    IOPA_FEAT_ADMIN,
+			    IOPA_FEAT_ADMIN | IOPA_FEAT_TURNS,
 		.batch_max = IOPA_BATCH_MAX,
 		.limit_max = IOPA_LIMIT_MAX,
 		.worker_max_jobs = IOPA_WORKER_MAX_JOBS,

@@ -51,6 +51,7 @@
 #include <linux/iopa.h>
 
 #include "ctl.h"
+#include "share.h"
 
 /* Event counters kept per submitter, per context and per module. */
 enum iopa_stat {
@@ -181,6 +182,8 @@ struct iopa_adapt_cycle {
  * @svc_us: sum of the service times of the jobs completed
  * @wait_hist: the queue waits, in buckets of iopa_hist_bucket()
  * @svc_hist: the service times, the same way
+ * @turn_waits: times it waited for its turn on a shared device (group.c)
+ * @turn_wait_us: the time it waited, the wait under way excepted
  */
 struct iopa_sub_metrics {
 	u64			io_bytes;
@@ -189,6 +192,8 @@ struct iopa_sub_metrics {
 	u64			svc_us;
 	u64			wait_hist[IOPA_HIST_BUCKETS];
 	u64			svc_hist[IOPA_HIST_BUCKETS];
+	u64			turn_waits;
+	u64			turn_wait_us;
 };
 
 /**
@@ -259,8 +264,11 @@ struct iopa_sub_metrics {
  * @group_active: the group's lock: active at the last split
  * @group_weight: the group's lock: @weight as of the last split
  * @group_cg: the group's lock: its cgroup's entry in the group (group.c)
- * @group_rank: the group's lock: at the last split, its rank among its
- *	cgroup's active members
+ * @group_share: the group's lock: its share of its cgroup's part, over
+ *	time (share.h)
+ * @group_busy: the group's lock: jobs pending or running at the last split
+ * @turn_wait_ns: L: when it began to wait for its turn (its limit 0 by
+ *	the group's split), 0 if it does not wait
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
  * @group_cycles: L: the group's cycles at the last split
@@ -323,7 +331,9 @@ struct iopa_submitter {
 	bool			group_active;	/* group */
 	u32			group_weight;	/* group */
 	struct iopa_group_cg	*group_cg;	/* group */
-	u32			group_rank;	/* group */
+	struct iopa_share	group_share;	/* group */
+	bool			group_busy;	/* group */
+	u64			turn_wait_ns;	/* L */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
 	u32			group_cycles;	/* L */
@@ -722,6 +732,9 @@ bool iopa_group_any(void);
 void iopa_group_join(struct iopa_submitter *sub);
 void iopa_group_leave(struct iopa_submitter *sub);
 void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st);
+u32 iopa_group_share_limit(struct iopa_submitter *sub,
+			   const struct iopa_ctl_params *p, u32 share);
+void iopa_group_note_wait(struct iopa_submitter *sub, u64 now);
 void iopa_group_debugfs(struct dentry *dir);
 
 /* limit.c */

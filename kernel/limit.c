@@ -435,6 +435,8 @@ static long iopa_sub_get_limit(struct iopa_submitter *sub, void __user *argp)
 	arg.limit = sub->limit;
 	if (iopa_ctl_mode(&sub->ctl) == IOPA_CTL_MODE_FIXED)
 		arg.flags |= IOPA_LIMIT_F_FIXED;
+	if (sub->turn_wait_ns)
+		arg.flags |= IOPA_LIMIT_F_WAITING;
 	iopa_ctx_unlock(sub->ctx);
 	return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
@@ -485,7 +487,8 @@ static long iopa_limit_set_adapt(struct iopa_submitter *sub,
 		u32 old = sub->limit;
 
 		/* The bounds hold at once in a group too. */
-		sub->limit = iopa_ctl_clamp_limit(&sub->ctl, &p, sub->limit);
+		sub->limit = iopa_group_share_limit(sub, &p, sub->limit);
+		iopa_group_note_wait(sub, ktime_get_ns());
 		iopa_sub_update(sub);
 		if (sub->limit > old)
 			iopa_kick_workers(ctx, sub->limit - old);

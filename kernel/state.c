@@ -30,6 +30,8 @@ static void iopa_state_fill(struct iopa_submitter *sub, struct iopa_state *st,
 	st->policy = iopa_ctl_policy(&sub->ctl) + 1;
 	if (st->mode == IOPA_CTL_MODE_FIXED)
 		st->flags |= IOPA_LIMIT_F_FIXED;
+	if (sub->turn_wait_ns)
+		st->flags |= IOPA_LIMIT_F_WAITING;
 	st->min = sub->ctl.min;
 	st->max = sub->ctl.max;
 	st->inflight = sub->nr[IOPA_JOB_RUNNING];
@@ -68,6 +70,15 @@ static void iopa_metrics_fill(struct iopa_submitter *sub,
 	memcpy(m->svc_hist, sub->m.svc_hist, sizeof(m->svc_hist));
 	/* A member of a device group: the group's controller's, as @st. */
 	m->knee = st->budget ? sub->group_knee : iopa_ctl_knee(&sub->ctl);
+	m->turn_waits = sub->m.turn_waits;
+	m->turn_wait_us = sub->m.turn_wait_us;
+	if (sub->turn_wait_ns) {
+		u64 now = ktime_get_ns();
+
+		if (now > sub->turn_wait_ns)
+			m->turn_wait_us += div_u64(now - sub->turn_wait_ns,
+						   NSEC_PER_USEC);
+	}
 }
 
 /*

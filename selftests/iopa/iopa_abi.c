@@ -72,7 +72,7 @@ TEST_F(abi, get_features)
 			  IOPA_FEAT_SHARE | IOPA_FEAT_LEASE |
 			  IOPA_FEAT_BORROW | IOPA_FEAT_BATCH |
 			  IOPA_FEAT_URING_BATCH | IOPA_FEAT_METRICS |
-			  IOPA_FEAT_ADMIN,
+			  IOPA_FEAT_ADMIN | IOPA_FEAT_TURNS,
 			  f.features);
 		EXPECT_EQ((__u32)IOPA_BATCH_MAX, f.batch_max);
 		EXPECT_EQ((__u32)IOPA_LIMIT_MAX, f.limit_max);

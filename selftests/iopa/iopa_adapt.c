@@ -2146,23 +2146,35 @@ TEST_F_TIMEOUT(load, shared_device_splits_budget, 120)
 	EXPECT_NE((__u32)IOPA_MODE_FAST, sb.mode) TH_LOG("mode %u", sb.mode);
 }
 
+/* Skip unless the module has turns on a shared device. */
+#define NEED_TURNS() do { \
+	struct iopa_features __f; \
+	ASSERT_EQ(0, iopa_get_features(self->l.ctx, &__f)); \
+	if (!(__f.features & IOPA_FEAT_TURNS)) \
+		SKIP(return, "no IOPA_FEAT_TURNS"); \
+} while (0)
+
 /*
- * Each member runs at least one job, so the budget is never below the
- * number of active members: what the members may run is the budget.  On
- * a device where depth does not pay, the group's controller used to come
- * down to a budget of 1 while three members ran 1 each (and probes
- * between budgets 1..3 changed nothing: two tenants on the bench's disk
- * sat at 1 + 1, 17% below 2 + 2).
+ * Turns: the budget is the device's, not raised to the number of its
+ * members.  With a budget of one job (max_limit 1) and three members,
+ * one runs at a time and the others wait: limit 0, IOPA_LIMIT_F_WAITING
+ * in GET_STATE and GET_LIMIT, the flag set exactly when the limit is 0;
+ * each gets its turns (its completions grow), and the metrics count
+ * the waits.  Before turns, the budget was at least one job a member:
+ * three ran at once whatever the device's best.
  */
-TEST_F_TIMEOUT(load, shared_device_budget_not_below_members, 120)
+TEST_F_TIMEOUT(load, shared_device_members_take_turns, 120)
 {
+	struct iopa_stats s0[3], s1[3];
 	struct iopa_state st[3];
+	struct iopa_sub_info si;
 	struct obs o[MAX_SUBS];
-	int sub[3], i, tries;
+	int sub[3], i, tries, flags, seen_wait = 0, sum;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device sharing is the bracket policy's");
-	ASSERT_EQ(0, iopa_sysfs_write("init_limit", 1));
+	NEED_TURNS();
+	ASSERT_EQ(0, iopa_sysfs_write("max_limit", 1));
 	LOAD_NULLB(NULLB_THROTTLED, 1);
 	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
 	for (i = 0; i < 3; i++) {
@@ -2170,23 +2182,46 @@ TEST_F_TIMEOUT(load, shared_device_budget_not_below_members, 120)
 		ASSERT_LE(0, sub[i]);
 		obs_reset(&o[i], variant->policy);
 	}
-	ASSERT_EQ(0, load_run(&self->l, o, 20, 60000));
-	ASSERT_WORKERS_OK(&self->l);
-	/* one split's view: no group cycle ended between the reads */
-	for (tries = 0; tries < 10; tries++) {
-		for (i = 0; i < 3; i++)
+	/* long enough for all three to join the group */
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 3000));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, iopa_get_stats(sub[i], &s0[i]));
+	/* poll the limits while the load runs */
+	for (tries = 0; tries < 40; tries++) {
+		ASSERT_EQ(0, load_run(&self->l, o, 0, 150));
+		sum = 0;
+		for (i = 0; i < 3; i++) {
 			ASSERT_EQ(0, iopa_get_state(sub[i], &st[i]));
+			/* the flag says the limit is 0, and only then */
+			EXPECT_EQ(st[i].limit == 0,
+				  !!(st[i].flags & IOPA_LIMIT_F_WAITING))
+				TH_LOG("member %d limit %u flags %#x", i,
+				       st[i].limit, st[i].flags);
+			sum += st[i].limit;
+			flags = iopa_get_limit_flags(sub[i]);
+			ASSERT_LE(0, flags);
+			if (flags & IOPA_LIMIT_F_WAITING)
+				seen_wait++;
+		}
+		EXPECT_EQ(1U, st[0].budget);
+		/* one split's view: at most the budget runs */
 		if (st[0].group_cycles == st[1].group_cycles &&
 		    st[1].group_cycles == st[2].group_cycles)
-			break;
+			EXPECT_GE(1, sum) TH_LOG("limits %u %u %u", st[0].limit,
+						 st[1].limit, st[2].limit);
 	}
-	for (i = 0; i < 3; i++)
-		LOG_STATE(&st[i]);
-	TH_LOG("budget %u, limits %u %u %u", st[0].budget, st[0].limit,
-	       st[1].limit, st[2].limit);
-	ASSERT_GT(10, tries);
-	EXPECT_LE(3U, st[0].budget);
-	EXPECT_EQ(st[0].budget, st[0].limit + st[1].limit + st[2].limit);
+	ASSERT_WORKERS_OK(&self->l);
+	EXPECT_LT(0, seen_wait);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, iopa_get_stats(sub[i], &s1[i]));
+		TH_LOG("member %d: %llu jobs while it shared one job", i,
+		       (unsigned long long)(s1[i].completed - s0[i].completed));
+		EXPECT_LT(s0[i].completed, s1[i].completed);
+		/* sub ids count from 1 in creation order */
+		ASSERT_EQ(0, iopa_sub_info_of(self->l.ctx, (uint32_t)i + 1, &si));
+		EXPECT_LT(0ULL, (unsigned long long)si.metrics.turn_waits);
+		EXPECT_LT(0ULL, (unsigned long long)si.metrics.turn_wait_us);
+	}
 }
 
 #define DEBUGFS_GROUPS	"/sys/kernel/debug/iopa/groups"
@@ -2829,6 +2864,95 @@ TEST_F_TIMEOUT(load, shared_device_split_by_cgroup, 180)
 	EXPECT_GE(3, d < 0 ? -d : d);
 	d = 3 * (int)(sb.limit + sc.limit) - 2 * (int)sa.budget;
 	EXPECT_GE(3, d < 0 ? -d : d);
+}
+
+/* Jobs completed by the submitters subs[from..to) of @l; 0 on error. */
+static unsigned long long load_completed(struct load *l, int from, int to)
+{
+	unsigned long long n = 0;
+	struct iopa_stats st;
+	int i;
+
+	for (i = from; i < to; i++) {
+		if (iopa_get_stats(l->subs[i], &st))
+			return 0;
+		n += st.completed;
+	}
+	return n;
+}
+
+/*
+ * Opening submitters buys a cgroup nothing, however small the budget.
+ * On a throttled device (a budget of a few jobs), a process in cgroup V
+ * with one submitter against four submitters in cgroup G: V's share of
+ * the jobs (all alike: one 4 KiB read each) is a half at equal weights,
+ * three quarters at 300:100; at least 0.45 and 0.70.  When each member
+ * ran a job at least, G's four took 4 of 5-7 jobs: V had 0.42 and 0.53.
+ */
+TEST_F_TIMEOUT(load, shared_device_small_budget_split_by_cgroup, 240)
+{
+	unsigned long long v0, g0, v1, g1;
+	struct iopa_state sv;
+	struct obs o[MAX_SUBS];
+	char procs[128];
+	double share;
+	int i;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device sharing is the bracket policy's");
+	NEED_TURNS();
+	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
+		if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
+			SKIP(return, "no cgroup v2 (%s)", strerror(errno));
+		self->cg_mounted = true;
+	}
+	for (i = 0; i < 2; i++) {
+		rmdir(cg_dirs[i]);
+		ASSERT_EQ(0, mkdir(cg_dirs[i], 0755));
+		self->cg_made = i + 1;
+	}
+	LOAD_NULLB(NULLB_THROTTLED, 1);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	/* V: subs[0] in cgroup A; G: subs[1..4] in cgroup B */
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[0]);
+	ASSERT_EQ(0, cg_enter(procs));
+	ASSERT_LE(0, load_add_sub(&self->l));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[1]);
+	ASSERT_EQ(0, cg_enter(procs));
+	for (i = 0; i < 4; i++)
+		ASSERT_LE(0, load_add_sub(&self->l));
+	for (i = 0; i < 5; i++)
+		obs_reset(&o[i], variant->policy);
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 4000));
+	v0 = load_completed(&self->l, 0, 1);
+	g0 = load_completed(&self->l, 1, 5);
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 8000));
+	v1 = load_completed(&self->l, 0, 1);
+	g1 = load_completed(&self->l, 1, 5);
+	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &sv));
+	ASSERT_LT(v0 + g0, v1 + g1);
+	share = (double)(v1 - v0) / (double)(v1 - v0 + g1 - g0);
+	TH_LOG("equal weights: budget %u, V %llu jobs, G %llu: V's share %.3f",
+	       sv.budget, v1 - v0, g1 - g0, share);
+	EXPECT_EQ(2U, sv.sharers);
+	EXPECT_LE(0.45, share);
+
+	ASSERT_EQ(0, iopa_set_adapt_weight(self->l.subs[0], IOPA_POLICY_KEEP,
+					   0, 0, 300));
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 2000));
+	v0 = load_completed(&self->l, 0, 1);
+	g0 = load_completed(&self->l, 1, 5);
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 8000));
+	ASSERT_WORKERS_OK(&self->l);
+	v1 = load_completed(&self->l, 0, 1);
+	g1 = load_completed(&self->l, 1, 5);
+	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &sv));
+	ASSERT_LT(v0 + g0, v1 + g1);
+	share = (double)(v1 - v0) / (double)(v1 - v0 + g1 - g0);
+	TH_LOG("weights 300:100: budget %u, V %llu jobs, G %llu: V's share %.3f",
+	       sv.budget, v1 - v0, g1 - g0, share);
+	EXPECT_EQ(300U, sv.weight);
+	EXPECT_LE(0.70, share);
 }
 
 /*

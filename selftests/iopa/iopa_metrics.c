@@ -133,8 +133,10 @@ TEST_F(metrics, v2_entry_and_size)
 	EXPECT_EQ(0ULL, info.metrics.failed);
 	EXPECT_EQ(0ULL, hist_sum(info.metrics.wait_hist));
 	EXPECT_EQ(0ULL, hist_sum(info.metrics.svc_hist));
+	EXPECT_EQ(0ULL, info.metrics.turn_waits);
+	EXPECT_EQ(0ULL, info.metrics.turn_wait_us);
 	EXPECT_EQ(0U, info.metrics.reserved0);
-	EXPECT_EQ(0ULL, info.metrics.reserved[0] | info.metrics.reserved[3]);
+	EXPECT_EQ(0ULL, info.metrics.reserved[0] | info.metrics.reserved[1]);
 }
 
 /* A caller of ABI 1: entries at its stride, nothing written past them. */

@@ -241,6 +241,7 @@ void ctl_render_metrics(FILE *f, const struct ctl_snapshot *s,
 			const struct ctl_metrics_opts *mo)
 {
 	int metrics = !s->feat_err && (s->feat.features & IOPA_FEAT_METRICS);
+	int turns = metrics && (s->feat.features & IOPA_FEAT_TURNS);
 	size_t i;
 
 	family(f, mo, "iopa_module", M_INFO, NULL,
@@ -307,6 +308,29 @@ void ctl_render_metrics(FILE *f, const struct ctl_snapshot *s,
 		histogram(f, mo, s, "iopa_submitter_service_seconds",
 			  "Time the submitter's jobs took, dispatch to completion.",
 			  1);
+	}
+	if (turns) {
+		family(f, mo, "iopa_submitter_waiting", M_GAUGE, NULL,
+		       "1 while the submitter waits for its turn on a shared device (its limit is 0).");
+		for (i = 0; i < s->nr; i++) {
+			fputs("iopa_submitter_waiting{", f);
+			sub_labels(f, mo, &s->subs[i]);
+			fprintf(f, "} %d\n", !!(s->subs[i].state.flags &
+						IOPA_LIMIT_F_WAITING));
+		}
+		per_sub(f, mo, s, "iopa_submitter_turn_waits", M_COUNTER, NULL,
+			"Times the submitter began to wait for its turn on a shared device.",
+			SUB_OFF(metrics.turn_waits), 1);
+		family(f, mo, "iopa_submitter_turn_wait_seconds", M_COUNTER,
+		       "seconds",
+		       "Time the submitter waited for its turns on a shared device.");
+		for (i = 0; i < s->nr; i++) {
+			fputs("iopa_submitter_turn_wait_seconds_total{", f);
+			sub_labels(f, mo, &s->subs[i]);
+			fputs("} ", f);
+			seconds(f, s->subs[i].metrics.turn_wait_us);
+			fputc('\n', f);
+		}
 	}
 	if (mo->openmetrics)
 		fputs("# EOF\n", f);

@@ -66,7 +66,7 @@ static const char *const ctl_orders[] = {
 static const char *const ctl_features[] = {
 	"ioctl", "poll", "adaptive", "uring_cmd", "order", "list", "bracket",
 	"times", "share", "lease", "borrow", "batch", "uring_batch",
-	"metrics", "admin",
+	"metrics", "admin", "turns",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -269,7 +269,7 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 		for (i = 0; i < s->nr; i++) {
 			const struct iopa_sub_info *si = &s->subs[i];
 			const struct iopa_state *st = &si->state;
-			char mm[40], bud[24], wg[12];
+			char mm[40], bud[24], wg[12], lim[12];
 			int cyc, svc;
 
 			ctl_sanitize_comm(si->comm, comm, sizeof(comm));
@@ -301,13 +301,18 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 						 st->budget, st->sharers);
 				snprintf(wg, sizeof(wg), "%u", st->weight);
 			}
-			fprintf(f, "  %4u %4u %7d %-15s %-9s %-6s %5u %9s %5u %7u %12" PRIu64 " %8" PRIu64 " %2u.%03u %9s %9s %7s %6s %8" PRIu64 " %7" PRIu64 " %-6s %11s %6s\n",
+			/* A submitter waiting for its turn: "wait", not 0. */
+			if (st->flags & IOPA_LIMIT_F_WAITING)
+				strcpy(lim, "wait");
+			else
+				snprintf(lim, sizeof(lim), "%u", st->limit);
+			fprintf(f, "  %4u %4u %7d %-15s %-9s %-6s %5s %9s %5u %7u %12" PRIu64 " %8" PRIu64 " %2u.%03u %9s %9s %7s %6s %8" PRIu64 " %7" PRIu64 " %-6s %11s %6s\n",
 				si->ctx_id, si->sub_id, si->pid, comm,
 				name_or_num(ctl_policy_name(st->policy),
 					    st->policy, pb, sizeof(pb)),
 				name_or_num(ctl_mode_name(st->mode), st->mode,
 					    nb, sizeof(nb)),
-				st->limit, mm, st->inflight, st->pending,
+				lim, mm, st->inflight, st->pending,
 				(uint64_t)st->bytes_per_s,
 				(uint64_t)st->jobs_per_s,
 				st->r_permille / 1000, st->r_permille % 1000,
@@ -361,6 +366,12 @@ static void json_sub(struct ctl_jw *w, const struct iopa_sub_info *si,
 					  buf, sizeof(buf)));
 	ctl_jw_bool(w, "fixed", !!(st->flags & IOPA_LIMIT_F_FIXED));
 	ctl_jw_u64(w, "limit", st->limit);
+	/* Waiting for its turn on a shared device (IOPA_FEAT_TURNS). */
+	if (share)
+		ctl_jw_bool(w, "waiting",
+			    !!(st->flags & IOPA_LIMIT_F_WAITING));
+	else
+		ctl_jw_null(w, "waiting");
 	ctl_jw_u64(w, "min", st->min);
 	ctl_jw_u64(w, "max", st->max);
 	ctl_jw_u64(w, "inflight", st->inflight);

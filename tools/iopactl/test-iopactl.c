@@ -428,7 +428,7 @@ static void test_names(void)
 	static const char *const feat[] = { "ioctl", "poll", "adaptive", "uring_cmd",
 					    "order", "list", "bracket", "times", "share",
 					    "lease", "borrow", "batch", "uring_batch",
-					    "metrics", "admin", NULL };
+					    "metrics", "admin", "turns", NULL };
 	int bad = 0;
 	unsigned int i;
 
@@ -451,7 +451,7 @@ static void test_names(void)
 	   ctl_policy_index("Bracket") < 0,
 	   "policy names: 1 iopa, 2 hillclimb, 3 bracket (IOPA_POLICY_MAX), none beyond");
 	bad = 0;
-	for (i = 0; i < 16; i++) {
+	for (i = 0; i < 17; i++) {
 		const char *n = ctl_feature_name(i);
 
 		if (!n != !feat[i] || (n && strcmp(n, feat[i]))) {
@@ -463,8 +463,8 @@ static void test_names(void)
 	   IOPA_FEAT_SHARE == 1ULL << 8 && IOPA_FEAT_LEASE == 1ULL << 9 &&
 	   IOPA_FEAT_BORROW == 1ULL << 10 && IOPA_FEAT_BATCH == 1ULL << 11 &&
 	   IOPA_FEAT_URING_BATCH == 1ULL << 12 && IOPA_FEAT_METRICS == 1ULL << 13 &&
-	   IOPA_FEAT_ADMIN == 1ULL << 14,
-	   "feature names: bit 6 bracket ... 12 uring_batch, 13 metrics, 14 admin, none beyond");
+	   IOPA_FEAT_ADMIN == 1ULL << 14 && IOPA_FEAT_TURNS == 1ULL << 15,
+	   "feature names: bit 6 bracket ... 13 metrics, 14 admin, 15 turns, none beyond");
 	ok(strstr(ctl_usage_text, "default_policy iopa|hillclimb|bracket\n") != NULL,
 	   "--help lists the three policies");
 }

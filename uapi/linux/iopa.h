@@ -97,6 +97,13 @@
  * (struct iopa_sub_admin).
  */
 #define IOPA_FEAT_ADMIN		_BITULL(14)
+/*
+ * Turns on a shared device: a device's budget may be below the number
+ * of its sharers, and a submitter whose part is below one job waits for
+ * its turn (limit 0, IOPA_LIMIT_F_WAITING); struct iopa_metrics
+ * .turn_waits and .turn_wait_us.
+ */
+#define IOPA_FEAT_TURNS		_BITULL(15)
 
 /**
  * struct iopa_features - answer of IOPA_IOC_GET_FEATURES
@@ -301,7 +308,10 @@ struct iopa_cancel {
  * @limit: SET: 1..IOPA_LIMIT_MAX fixes the limit at this value and stops
  *	adapting it; 0 resumes adapting from the current limit.  GET: the
  *	limit in force (how many of the submitter's jobs may run at once)
- * @flags: SET: zero.  GET: IOPA_LIMIT_F_FIXED if the limit is fixed
+ * @flags: SET: zero.  GET: IOPA_LIMIT_F_FIXED if the limit is fixed;
+ *	IOPA_LIMIT_F_WAITING if the submitter waits for its turn on a
+ *	shared device (the limit is then 0: no job of it is dispatched
+ *	until its turn comes; IOPA_FEAT_TURNS)
  * @reserved: zero
  */
 struct iopa_limit {
@@ -310,8 +320,10 @@ struct iopa_limit {
 	__u64	reserved[3];
 };
 
-/* Limit flags (struct iopa_limit.flags, from GET_LIMIT). */
+/* Limit flags (struct iopa_limit.flags from GET_LIMIT, iopa_state.flags). */
 #define IOPA_LIMIT_F_FIXED	0x1U
+/* Waiting for its turn on a shared device: limit 0 (IOPA_FEAT_TURNS). */
+#define IOPA_LIMIT_F_WAITING	0x2U
 
 /* Adaptation policies (struct iopa_adapt.policy, struct iopa_state). */
 /* Keep the submitter's policy (SET_ADAPT only). */
@@ -419,12 +431,14 @@ struct iopa_order {
 
 /**
  * struct iopa_state - answer of IOPA_IOC_GET_STATE (submitter fd)
- * @limit: the limit in force
+ * @limit: the limit in force; 0 while the submitter waits for its turn
+ *	on a shared device (IOPA_LIMIT_F_WAITING)
  * @mode: IOPA_MODE_* of the controller that sets the limit: the device
  *	group's while the submitter shares a device (@budget non-zero; its
  *	@cycle_ms too)
  * @policy: IOPA_POLICY_*
- * @flags: IOPA_LIMIT_F_FIXED if the limit is fixed
+ * @flags: IOPA_LIMIT_F_FIXED if the limit is fixed; IOPA_LIMIT_F_WAITING
+ *	if the submitter waits for its turn on a shared device
  * @min: lower bound, 0 for none
  * @max: upper bound, 0 for none
  * @inflight: jobs held by workers
@@ -746,6 +760,10 @@ struct iopa_stats {
  *	policy changed, the limit it resumes from until a probe judges it;
  *	0 while it starts up, is pinned, or has a policy without one (iopa)
  * @reserved0: zero
+ * @turn_waits: times the submitter began to wait for its turn on a
+ *	shared device (IOPA_FEAT_TURNS)
+ * @turn_wait_us: microseconds it waited for its turns, the wait under
+ *	way included (IOPA_FEAT_TURNS)
  * @reserved: zero
  */
 struct iopa_metrics {
@@ -758,7 +776,9 @@ struct iopa_metrics {
 	__u64	svc_hist[IOPA_HIST_BUCKETS];
 	__u32	knee;
 	__u32	reserved0;
-	__u64	reserved[4];
+	__u64	turn_waits;
+	__u64	turn_wait_us;
+	__u64	reserved[2];
 };
 
 /**
