@@ -136,7 +136,8 @@
  * @cycles: M: cycles run
  * @changes: M: budget changes
  * @sharers: M: cgroups of active members at the last split
- * @floor: M: active members at the last split: the budget's lower bound
+ * @floor: M: active members at the last split (not counting turns handed
+ *	on early)
  * @peak: M: the most active members since the budget last started up
  *	for more of them (iopa_ctl_more_sharers())
  * @below: M: cycles in a row with fewer active members than @peak
@@ -147,7 +148,7 @@
  * @changed: M: members joined or left during the cycle under way
  * @cgs: M: the members' cgroups (struct iopa_group_cg), by id
  * @active_cgs: M: the cgroups of active members at the last split, in
- *	rank order
+ *	the order of their first active member
  * @joins: M: members that joined since the last split
  * @splits: M: splits done
  * @split_steps: M: members and cgroups the splits walked (debugfs: a
@@ -320,7 +321,7 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 	 * A holder of a turn that ran out of jobs (this one was its last)
 	 * while others wait: hand the turn on now, not at the cycle's end.
 	 */
-	if (atomic_read(&g->nr_waiting) && sub->limit &&
+	if (atomic_read(&g->nr_waiting) && sub->turn_holder &&
 	    !sub->nr[IOPA_JOB_PENDING] && sub->nr[IOPA_JOB_RUNNING] <= 1)
 		queue_delayed_work(system_unbound_wq, &g->turn_work,
 				   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
@@ -447,6 +448,7 @@ static bool iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 	share = iopa_group_share_limit(sub, p, share);
 	old = sub->limit;
 	sub->limit = share;
+	sub->turn_holder = share && sub->group_active;
 	iopa_group_note_wait(sub, now);
 	waits = !share;
 	sub->group_budget = budget;
@@ -465,6 +467,24 @@ static bool iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 		iopa_kick_workers(sub->ctx, share - old);
 	iopa_ctx_unlock(sub->ctx);
 	return waits;
+}
+
+/* Does a member hold a turn with no job pending or running now? */
+static bool iopa_group_idle_holder(struct iopa_group *g)
+{
+	struct iopa_submitter *sub;
+	bool idle = false;
+
+	lockdep_assert_held(&g->lock);
+	list_for_each_entry(sub, &g->members, group_node) {
+		iopa_ctx_lock(sub->ctx);
+		idle = sub->turn_holder && !sub->nr[IOPA_JOB_PENDING] &&
+		       !sub->nr[IOPA_JOB_RUNNING];
+		iopa_ctx_unlock(sub->ctx);
+		if (idle)
+			break;
+	}
+	return idle;
 }
 
 /*
@@ -506,14 +526,13 @@ static void iopa_group_split(struct iopa_group *g,
 		steps++;
 	}
 	list_for_each_entry(sub, &g->members, group_node) {
-		bool was_active = sub->group_active;
+		bool was_active = sub->group_active, busy;
 
 		steps++;
 		iopa_ctx_lock(sub->ctx);
-		sub->group_busy = sub->nr[IOPA_JOB_PENDING] ||
-				  sub->nr[IOPA_JOB_RUNNING];
+		busy = sub->nr[IOPA_JOB_PENDING] || sub->nr[IOPA_JOB_RUNNING];
 		/* Pinned, and on its way out: no share, no part. */
-		sub->group_active = (now_only ? sub->group_busy :
+		sub->group_active = (now_only ? busy :
 				     iopa_group_member_active(sub)) &&
 				    iopa_ctl_mode(&sub->ctl) !=
 				    IOPA_CTL_MODE_FIXED;
@@ -547,15 +566,17 @@ static void iopa_group_split(struct iopa_group *g,
 		list_del_init(&cg->active_node);
 		steps++;
 	}
-	g->floor = active;
 	/*
 	 * More members than the budget has known: the device's knee for
 	 * more streams is another, start up again from the budget.  Not
 	 * for each return of a member that comes and goes (a bursty
 	 * tenant): the peak falls only after IOPA_GROUP_PEAK_CYCLES with
-	 * fewer.
+	 * fewer.  A turn handed on early counts only those busy at that
+	 * instant: it moves neither.
 	 */
-	if (active > g->peak) {
+	if (now_only) {
+		/* see above */
+	} else if (active > g->peak) {
 		if (active > 1)
 			iopa_ctl_more_sharers(&g->ctl);
 		g->peak = active;
@@ -567,6 +588,8 @@ static void iopa_group_split(struct iopa_group *g,
 	} else if (active == g->peak) {
 		g->below = 0;
 	}
+	if (!now_only)
+		g->floor = active;
 	budget = iopa_ctl_limit(&g->ctl);
 	g->sharers = sharers;
 	list_for_each_entry(cg, &g->active_cgs, active_node) {
@@ -644,18 +667,14 @@ static void iopa_group_split(struct iopa_group *g,
 	g->splits++;
 	g->split_steps += steps;
 	/*
-	 * A holder with nothing to run (it showed demand during the cycle,
-	 * its queue is empty now) while others wait: hand its turn on.
+	 * A holder with nothing to run now (it showed demand during the
+	 * cycle, or its last job ended since the first pass, before its
+	 * completion could see nr_waiting) while others wait: hand its
+	 * turn on.
 	 */
-	if (waiting && !now_only)
-		list_for_each_entry(sub, &g->members, group_node)
-			if (sub->group_active && !sub->group_busy &&
-			    iopa_share_part(&sub->group_share)) {
-				queue_delayed_work(system_unbound_wq,
-						   &g->turn_work,
-						   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
-				break;
-			}
+	if (waiting && iopa_group_idle_holder(g))
+		queue_delayed_work(system_unbound_wq, &g->turn_work,
+				   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
 }
 
 /*
@@ -754,8 +773,8 @@ static void iopa_group_work_fn(struct work_struct *work)
 	g->cycles++;
 	/*
 	 * A search that ended, one member alone on the device: its knee,
-	 * for the next ones (knee.c).  Not with more members (the budget is
-	 * at least one job each) nor with others reading the device.
+	 * for the next ones (knee.c).  Not with more members (more streams
+	 * interleave: another knee) nor with others reading the device.
 	 */
 	if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
 		iopa_knee_learn(g->dev, g->diskseq,
@@ -779,12 +798,25 @@ static void iopa_group_turn_over(struct work_struct *work)
 					    struct iopa_group, turn_work);
 	struct iopa_ctl_params p;
 
+	u64 since;
+
 	iopa_params_get(&p);
 	mutex_lock(&g->lock);
-	if (!g->dead && atomic_read(&g->nr_waiting)) {
+	if (g->dead || !atomic_read(&g->nr_waiting))
+		goto out;
+	since = div_u64(ktime_get_ns() - g->split_ns, NSEC_PER_MSEC);
+	if (since < IOPA_GROUP_TURN_GAP_MS) {
+		queue_delayed_work(system_unbound_wq, &g->turn_work,
+				   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS -
+						    since));
+		goto out;
+	}
+	/* The holder that ran out may have submitted again meanwhile. */
+	if (iopa_group_idle_holder(g)) {
 		g->turn_overs++;
 		iopa_group_split(g, &p, false, true, 1000, g->tput);
 	}
+out:
 	mutex_unlock(&g->lock);
 }
 
@@ -967,6 +999,7 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	mutex_lock(&g->lock);
 	iopa_ctx_lock(ctx);
 	sub->group = NULL;
+	sub->turn_holder = false;
 	sub->group_budget = 0;
 	sub->group_sharers = 0;
 	sub->group_cycles = 0;

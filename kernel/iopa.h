@@ -266,9 +266,11 @@ struct iopa_sub_metrics {
  * @group_cg: the group's lock: its cgroup's entry in the group (group.c)
  * @group_share: the group's lock: its share of its cgroup's part, over
  *	time (share.h)
- * @group_busy: the group's lock: jobs pending or running at the last split
  * @turn_wait_ns: L: when it began to wait for its turn (its limit 0 by
  *	the group's split), 0 if it does not wait
+ * @turn_holder: L: it runs jobs by the group's last split (an active
+ *	member with a limit above 0): its last job ending hands its turn
+ *	on if others wait
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
  * @group_cycles: L: the group's cycles at the last split
@@ -332,8 +334,8 @@ struct iopa_submitter {
 	u32			group_weight;	/* group */
 	struct iopa_group_cg	*group_cg;	/* group */
 	struct iopa_share	group_share;	/* group */
-	bool			group_busy;	/* group */
 	u64			turn_wait_ns;	/* L */
+	bool			turn_holder;	/* L */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
 	u32			group_cycles;	/* L */

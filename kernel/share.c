@@ -11,7 +11,9 @@
  *      iopa_share_base(): the whole jobs of its fair part, B w_i / sum w,
  *      rounded down.  Fewer than the sharers' number are left over.
  *   2. One each of those left, in order, to the sharers iopa_share_owed()
- *      says are owed (credit, or a fraction and no debt).
+ *      says are owed (credit, or a fraction and no debt that outweighs
+ *      it); the caller moves the order on after each split, so that
+ *      among those owed the next ones come first.
  *   3. One each of those still left, in order, to the sharers that had
  *      none of the rest in pass 2.
  *
@@ -25,12 +27,17 @@
 #include "share.h"
 
 /**
- * iopa_share_forget() - a sharer starts afresh: nothing owed, nothing given
+ * iopa_share_forget() - a sharer starts afresh: owed nothing
  * @s: the sharer (a newcomer, or one that was idle)
+ *
+ * What it was owed is forgotten; what it was given ahead is not: a
+ * sharer that had a turn and went idle for an instant comes back with
+ * its debt, not with a clean slate.
  */
 void iopa_share_forget(struct iopa_share *s)
 {
-	s->credit = 0;
+	if (s->credit > 0)
+		s->credit = 0;
 	s->fair = 0;
 	s->part = 0;
 	s->base = 0;
@@ -48,7 +55,9 @@ void iopa_share_forget(struct iopa_share *s)
  */
 void iopa_share_charge(struct iopa_share *s, u32 dt_ms)
 {
-	s64 cap = (s64)s->budget * IOPA_SHARE_UNIT * IOPA_SHARE_MEMORY_MS;
+	/* A part of 0 jobs at the last split keeps its credit too. */
+	s64 cap = (s64)(s->budget ? s->budget : 1) * IOPA_SHARE_UNIT *
+		  IOPA_SHARE_MEMORY_MS;
 	s64 d = (s64)s->fair - (s64)s->part * IOPA_SHARE_UNIT;
 
 	if (dt_ms > IOPA_SHARE_MEMORY_MS)

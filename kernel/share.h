@@ -11,7 +11,7 @@
  * owed and not given (positive) or given beyond its part (negative),
  * since it became active.  A split gives each sharer the whole jobs of
  * its fair part, then the jobs left over one each to the sharers owed
- * most, those with credit first: over a few splits, each sharer has run
+ * (with credit), then to the others: over a few splits, each sharer has run
  * its weight's share of the budget, and a sharer whose part is below
  * one job takes turns with the others (its part is 0, it waits, until
  * its credit gives it one).

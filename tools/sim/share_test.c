@@ -323,6 +323,40 @@ TEST(cgroup_one_against_four)
 		}
 }
 
+/*
+ * Each member of each cgroup gets its share of its cgroup's, not only
+ * each cgroup its share: cgroups of 1, 2 and 3 members, budgets 1 to 4,
+ * splits of random lengths.  A cgroup given no job at a split kept its
+ * members' credit (a cap of 0 used to wipe it: one member of three ran
+ * 0.4% of the time).
+ */
+TEST(every_member_of_every_cgroup)
+{
+	static const unsigned int sizes[] = { 1, 2, 3 };
+	unsigned int b, i, c;
+
+	for (b = 1; b <= 4; b++) {
+		struct split x = { .ncg = 3 };
+		double all = 0;
+
+		for (c = 0; c < 3; c++) {
+			x.cg[c].weight = 100;
+			for (i = 0; i < sizes[c]; i++)
+				add_member(&x, (int)c);
+		}
+		run(&x, b, 3000, 100, 600, _metadata);
+		for (i = 0; i < x.nm; i++)
+			all += x.m[i].ran;
+		for (i = 0; i < x.nm; i++) {
+			double want = 1.0 / 3 / sizes[x.m[i].cg];
+
+			EXPECT_NEAR(want, x.m[i].ran / all, 0.02)
+				TH_LOG("budget %u member %u (cgroup %d): %.4f",
+				       b, i, x.m[i].cg, x.m[i].ran / all);
+		}
+	}
+}
+
 /* Whole parts stay whole: 8 jobs, two equal cgroups: 4 each, always. */
 TEST(whole_parts_do_not_move)
 {
