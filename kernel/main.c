@@ -8,7 +8,8 @@
  *
  *   params.c   settings and totals         sysfs.c  their sysfs files
  *   trace.c    trace events                ctl.c    the limit policies
- *   blkstat.c  per-device block counters   user.c   what users hold
+ *   share.c    a budget split over time    blkstat.c per-device block counters
+ *   user.c     what users hold
  *   knee.c     each device's remembered knee
  *   order.c    dispatch order              runq.c   run queue, wakeups
  *   measure.c  what a job cost             group.c  device groups
@@ -17,7 +18,7 @@
  *   ioctl.c    the ioctl commands          uring.c  the io_uring commands
  *   state.c    GET_STATE, listing, debugfs
  *
- * Each calls only files of lower layers: ctl < params, trace, blkstat,
+ * Each calls only files of lower layers: ctl, share < params, trace, blkstat,
  * knee, user, order < runq, measure < group < limit < queue < ioctl, uring,
  * state, sysfs < main (tools/check/kernel-layers.py checks it on the
  * objects).  Each

@@ -2795,14 +2795,33 @@ TEST_F_TIMEOUT(load, shared_device_leaver_share_returns, 120)
 	EXPECT_EQ(sa.budget, sa.limit);
 }
 
-/* Move this process into cgroup @dir (made if needed). */
-static int cg_enter(const char *dir)
+/* Move this process into cgroup cg_dirs[@i] (MAKE_CGROUPS() made it). */
+static int cg_enter(int i)
 {
-	char pid[16];
+	char pid[16], procs[128];
 
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[i]);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	return iopa_write_str(dir, pid);
+	return iopa_write_str(procs, pid);
 }
+
+/*
+ * Make the cgroups of cg_dirs (cgroup2 mounted if it is not), undone in
+ * the teardown; SKIPs the test without cgroup v2.
+ */
+#define MAKE_CGROUPS() do { \
+	int __i; \
+	if (access(CG_ROOT "/cgroup.controllers", F_OK)) { \
+		if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL)) \
+			SKIP(return, "no cgroup v2 (%s)", strerror(errno)); \
+		self->cg_mounted = true; \
+	} \
+	for (__i = 0; __i < 2; __i++) { \
+		rmdir(cg_dirs[__i]); \
+		ASSERT_EQ(0, mkdir(cg_dirs[__i], 0755)); \
+		self->cg_made = __i + 1; \
+	} \
+} while (0)
 
 /*
  * The budget is split by cgroup, then equally within one: a cgroup that
@@ -2813,30 +2832,18 @@ TEST_F_TIMEOUT(load, shared_device_split_by_cgroup, 180)
 {
 	struct iopa_state sa, sb, sc;
 	struct obs o[MAX_SUBS];
-	char procs[128];
 	int a, b, c, i, d;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device sharing is the bracket policy's");
-	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
-		if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
-			SKIP(return, "no cgroup v2 (%s)", strerror(errno));
-		self->cg_mounted = true;
-	}
-	for (i = 0; i < 2; i++) {
-		rmdir(cg_dirs[i]);
-		ASSERT_EQ(0, mkdir(cg_dirs[i], 0755));
-		self->cg_made = i + 1;
-	}
+	MAKE_CGROUPS();
 	LOAD_NULLB(NULLB_DEEP, 16);
 	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
 	/* a in cgroup A; b and c in cgroup B (the submitter's creator's) */
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[0]);
-	ASSERT_EQ(0, cg_enter(procs));
+	ASSERT_EQ(0, cg_enter(0));
 	a = load_add_sub(&self->l);
 	ASSERT_LE(0, a);
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[1]);
-	ASSERT_EQ(0, cg_enter(procs));
+	ASSERT_EQ(0, cg_enter(1));
 	b = load_add_sub(&self->l);
 	ASSERT_LE(0, b);
 	c = load_add_sub(&self->l);
@@ -2890,6 +2897,25 @@ static unsigned long long load_completed(struct load *l, int from, int to)
 }
 
 /*
+ * Run the load of V (subs[0]) and G (subs[1..4]) for @ms: V's share of
+ * the jobs completed meanwhile, or -1 if none completed.
+ */
+static double v_share(struct load *l, struct obs *o, int ms)
+{
+	unsigned long long v0, g0, v1, g1;
+
+	v0 = load_completed(l, 0, 1);
+	g0 = load_completed(l, 1, 5);
+	if (load_run(l, o, 0, ms))
+		return -1;
+	v1 = load_completed(l, 0, 1);
+	g1 = load_completed(l, 1, 5);
+	if (v1 + g1 <= v0 + g0)
+		return -1;
+	return (double)(v1 - v0) / (double)(v1 - v0 + g1 - g0);
+}
+
+/*
  * Opening submitters buys a cgroup nothing, however small the budget.
  * On a throttled device (a budget of a few jobs), a process in cgroup V
  * with one submitter against four submitters in cgroup G: V's share of
@@ -2899,66 +2925,40 @@ static unsigned long long load_completed(struct load *l, int from, int to)
  */
 TEST_F_TIMEOUT(load, shared_device_small_budget_split_by_cgroup, 240)
 {
-	unsigned long long v0, g0, v1, g1;
 	struct iopa_state sv;
 	struct obs o[MAX_SUBS];
-	char procs[128];
 	double share;
 	int i;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device sharing is the bracket policy's");
 	NEED_TURNS();
-	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
-		if (mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
-			SKIP(return, "no cgroup v2 (%s)", strerror(errno));
-		self->cg_mounted = true;
-	}
-	for (i = 0; i < 2; i++) {
-		rmdir(cg_dirs[i]);
-		ASSERT_EQ(0, mkdir(cg_dirs[i], 0755));
-		self->cg_made = i + 1;
-	}
+	MAKE_CGROUPS();
 	LOAD_NULLB(NULLB_THROTTLED, 1);
 	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
 	/* V: subs[0] in cgroup A; G: subs[1..4] in cgroup B */
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[0]);
-	ASSERT_EQ(0, cg_enter(procs));
+	ASSERT_EQ(0, cg_enter(0));
 	ASSERT_LE(0, load_add_sub(&self->l));
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_dirs[1]);
-	ASSERT_EQ(0, cg_enter(procs));
+	ASSERT_EQ(0, cg_enter(1));
 	for (i = 0; i < 4; i++)
 		ASSERT_LE(0, load_add_sub(&self->l));
 	for (i = 0; i < 5; i++)
 		obs_reset(&o[i], variant->policy);
+	/* long enough for all five to join the group */
 	ASSERT_EQ(0, load_run(&self->l, o, 0, 4000));
-	v0 = load_completed(&self->l, 0, 1);
-	g0 = load_completed(&self->l, 1, 5);
-	ASSERT_EQ(0, load_run(&self->l, o, 0, 8000));
-	v1 = load_completed(&self->l, 0, 1);
-	g1 = load_completed(&self->l, 1, 5);
+	share = v_share(&self->l, o, 8000);
 	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &sv));
-	ASSERT_LT(v0 + g0, v1 + g1);
-	share = (double)(v1 - v0) / (double)(v1 - v0 + g1 - g0);
-	TH_LOG("equal weights: budget %u, V %llu jobs, G %llu: V's share %.3f",
-	       sv.budget, v1 - v0, g1 - g0, share);
+	TH_LOG("equal weights: budget %u, V's share %.3f", sv.budget, share);
 	EXPECT_EQ(2U, sv.sharers);
 	EXPECT_LE(0.45, share);
 
 	ASSERT_EQ(0, iopa_set_adapt_weight(self->l.subs[0], IOPA_POLICY_KEEP,
 					   0, 0, 300));
 	ASSERT_EQ(0, load_run(&self->l, o, 0, 2000));
-	v0 = load_completed(&self->l, 0, 1);
-	g0 = load_completed(&self->l, 1, 5);
-	ASSERT_EQ(0, load_run(&self->l, o, 0, 8000));
+	share = v_share(&self->l, o, 8000);
 	ASSERT_WORKERS_OK(&self->l);
-	v1 = load_completed(&self->l, 0, 1);
-	g1 = load_completed(&self->l, 1, 5);
 	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &sv));
-	ASSERT_LT(v0 + g0, v1 + g1);
-	share = (double)(v1 - v0) / (double)(v1 - v0 + g1 - g0);
-	TH_LOG("weights 300:100: budget %u, V %llu jobs, G %llu: V's share %.3f",
-	       sv.budget, v1 - v0, g1 - g0, share);
+	TH_LOG("weights 300:100: budget %u, V's share %.3f", sv.budget, share);
 	EXPECT_EQ(300U, sv.weight);
 	EXPECT_LE(0.70, share);
 }

@@ -22,7 +22,7 @@ import sys
 
 # Lowest first; a file may use only files of lower layers.
 LAYERS = [
-    ["ctl"],
+    ["ctl", "share"],
     ["params", "trace", "blkstat", "knee", "user", "order"],
     ["runq", "measure"],
     ["group"],
