@@ -101,6 +101,14 @@
  */
 #define IOPA_GROUP_TURN_GAP_MS	10
 
+/*
+ * A turn lasts at least this long while its holders have jobs (group
+ * cycles end meanwhile without a split, unless the budget or the
+ * members change): each change of holder costs the disk a seek to the
+ * next one's files, a few percent of a turn this long.
+ */
+#define IOPA_GROUP_TURN_MS	500
+
 #include <linux/cgroup.h>
 #include <linux/debugfs.h>
 #include <linux/math64.h>
@@ -158,6 +166,12 @@
  * @nr_waiting: A (written under @lock): members that wait for their
  *	turn since the last split
  * @turn_overs: M: turns handed on early
+ * @split_budget: M: the budget the last split divided
+ * @split_due: M: members joined or left since the last split
+ * @turns_kept: M: group cycles that ended without a split: a turn went on
+ * @drain_work: applies the parts again as running jobs drain
+ * @draining: A (written under @lock): some member runs more jobs than
+ *	its part, so others run fewer than theirs until those end
  */
 struct iopa_group {
 	struct list_head	node;		/* G */
@@ -199,6 +213,11 @@ struct iopa_group {
 	struct delayed_work	turn_work;
 	atomic_t		nr_waiting;	/* A */
 	u64			turn_overs;	/* M */
+	u32			split_budget;	/* M */
+	bool			split_due;	/* M */
+	u64			turns_kept;	/* M */
+	struct work_struct	drain_work;
+	atomic_t		draining;	/* A */
 };
 
 /**
@@ -317,6 +336,10 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 		next = old > S64_MAX - (s64)min_t(u64, sq, S64_MAX) ?
 		       S64_MAX : old + (s64)sq;
 	} while (!atomic64_try_cmpxchg(&g->svc_sq, &old, next));
+	/* A job of one that runs more than its part ended: others may start. */
+	if (atomic_read(&g->draining) &&
+	    sub->nr[IOPA_JOB_RUNNING] > sub->limit)
+		queue_work(system_unbound_wq, &g->drain_work);
 	/*
 	 * A holder of a turn that ran out of jobs (this one was its last)
 	 * while others wait: hand the turn on now, not at the cycle's end.
@@ -467,6 +490,79 @@ static bool iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 		iopa_kick_workers(sub->ctx, share - old);
 	iopa_ctx_unlock(sub->ctx);
 	return waits;
+}
+
+/*
+ * Apply the members' parts of the last split.  A member given less than
+ * it runs (a holder whose turn ended) keeps its running jobs: until they
+ * end, those given more than they run start only what the budget has
+ * room for, first come first (two streams at once is what a disk whose
+ * best is one reads worst: each change of turn would cost a file read
+ * at two).  Each of those jobs ending applies the parts again
+ * (@drain_work).  Return: the members that wait for their turn.
+ */
+static u32 iopa_group_apply_parts(struct iopa_group *g,
+				  const struct iopa_ctl_params *p, u32 r,
+				  u64 tput, u64 now)
+{
+	u32 budget = iopa_ctl_limit(&g->ctl), over = 0, waiting = 0, limit;
+	struct iopa_submitter *sub;
+	bool cut = false;
+
+	lockdep_assert_held(&g->lock);
+	list_for_each_entry(sub, &g->members, group_node) {
+		iopa_ctx_lock(sub->ctx);
+		sub->group_run = sub->nr[IOPA_JOB_RUNNING];
+		iopa_ctx_unlock(sub->ctx);
+		if (sub->group_run > sub->group_part)
+			over += sub->group_run - sub->group_part;
+	}
+	list_for_each_entry(sub, &g->members, group_node) {
+		limit = sub->group_part;
+		if (over && sub->group_active && limit > sub->group_run) {
+			u32 c = min(over, limit - sub->group_run);
+
+			limit -= c;
+			over -= c;
+			cut = true;
+		}
+		waiting += iopa_group_apply(g, sub, p, limit, budget, r, tput,
+					    now);
+	}
+	atomic_set(&g->nr_waiting, waiting);
+	atomic_set(&g->draining, cut);
+	/*
+	 * A job that ended between the counts and now found draining not
+	 * yet set: look again.
+	 */
+	if (cut)
+		list_for_each_entry(sub, &g->members, group_node) {
+			bool ended;
+
+			iopa_ctx_lock(sub->ctx);
+			ended = sub->group_run > sub->group_part &&
+				sub->nr[IOPA_JOB_RUNNING] < sub->group_run;
+			iopa_ctx_unlock(sub->ctx);
+			if (ended) {
+				queue_work(system_unbound_wq, &g->drain_work);
+				break;
+			}
+		}
+	return waiting;
+}
+
+/* Running jobs ended that the last parts were held back for. */
+static void iopa_group_drain(struct work_struct *work)
+{
+	struct iopa_group *g = container_of(work, struct iopa_group,
+					    drain_work);
+	struct iopa_ctl_params p;
+
+	iopa_params_get(&p);
+	mutex_lock(&g->lock);
+	if (!g->dead && atomic_read(&g->draining))
+		iopa_group_apply_parts(g, &p, 1000, g->tput, ktime_get_ns());
+	mutex_unlock(&g->lock);
 }
 
 /* Does a member hold a turn with no job pending or running now? */
@@ -638,11 +734,10 @@ static void iopa_group_split(struct iopa_group *g,
 		}
 	}
 	list_for_each_entry(sub, &g->members, group_node) {
-		u32 share = 1;
-
 		steps++;
 		cg = sub->group_cg;
 		/* Idle: one job, to start again at once. */
+		sub->group_part = 1;
 		if (sub->group_active) {
 			if (cg->left &&
 			    !iopa_share_had_rest(&sub->group_share)) {
@@ -650,11 +745,11 @@ static void iopa_group_split(struct iopa_group *g,
 				cg->left--;
 				rest = sub;
 			}
-			share = iopa_share_part(&sub->group_share);
+			sub->group_part = iopa_share_part(&sub->group_share);
 		}
-		waiting += iopa_group_apply(g, sub, p, share, budget, r, tput,
-					    now);
 	}
+	waiting = iopa_group_apply_parts(g, p, r, tput, now);
+	steps += 2 * (u64)g->nr_members;
 	/*
 	 * The next split's passes start after the last member given a job
 	 * of the rest: among those owed alike, the next ones come first (a
@@ -662,8 +757,9 @@ static void iopa_group_split(struct iopa_group *g,
 	 */
 	if (rest && !list_is_last(&rest->group_node, &g->members))
 		list_rotate_to_front(rest->group_node.next, &g->members);
-	atomic_set(&g->nr_waiting, waiting);
 	g->joins = 0;
+	g->split_due = false;
+	g->split_budget = budget;
 	g->splits++;
 	g->split_steps += steps;
 	/*
@@ -779,7 +875,19 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
 		iopa_knee_learn(g->dev, g->diskseq,
 				iopa_ctl_settled_knee(&g->ctl));
-	iopa_group_split(g, &p, true, false, r, s.tput);
+	/*
+	 * Turns: the holders keep their turn until it has lasted
+	 * IOPA_GROUP_TURN_MS, unless the budget or the members changed or
+	 * a holder has nothing to run.  The time goes to the credits at
+	 * the next split.
+	 */
+	if (atomic_read(&g->nr_waiting) && !g->split_due &&
+	    iopa_ctl_limit(&g->ctl) == g->split_budget &&
+	    now - g->split_ns < (u64)IOPA_GROUP_TURN_MS * NSEC_PER_MSEC &&
+	    !iopa_group_idle_holder(g))
+		g->turns_kept++;
+	else
+		iopa_group_split(g, &p, true, false, r, s.tput);
 	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
 			       mode, r, s.tput, g->nr_members, g->sharers);
 	iopa_group_cycle_begin(g, now, idle);
@@ -844,6 +952,7 @@ static struct iopa_group *iopa_group_get(dev_t dev, u64 diskseq,
 	INIT_LIST_HEAD(&g->members);
 	INIT_DELAYED_WORK(&g->work, iopa_group_work_fn);
 	INIT_DELAYED_WORK(&g->turn_work, iopa_group_turn_over);
+	INIT_WORK(&g->drain_work, iopa_group_drain);
 	/*
 	 * The first member's controller carries on as the device's, without
 	 * that member's bounds (the split applies each member's own).
@@ -943,6 +1052,7 @@ void iopa_group_join(struct iopa_submitter *sub)
 	} else {
 		g->changed = true;
 	}
+	g->split_due = true;
 	/* Split at once while that is cheap for the joins (see the top). */
 	if (++g->joins * IOPA_GROUP_JOIN_BATCH >= g->nr_members)
 		iopa_group_split(g, &p, false, false, 1000, g->tput);
@@ -1028,15 +1138,21 @@ void iopa_group_leave(struct iopa_submitter *sub)
 		g->dead = true;
 		list_del(&g->node);
 		atomic_dec(&iopa_nr_groups);
-	} else if (old && atomic_read(&g->nr_waiting)) {
+	} else {
+		g->split_due = true;
 		/* A holder left: its turn to the next, now. */
-		queue_delayed_work(system_unbound_wq, &g->turn_work, 0);
+		if (old && atomic_read(&g->nr_waiting))
+			queue_delayed_work(system_unbound_wq, &g->turn_work, 0);
+		/* Its running jobs no longer hold the others back. */
+		if (atomic_read(&g->draining))
+			queue_work(system_unbound_wq, &g->drain_work);
 	}
 	mutex_unlock(&g->lock);
 	mutex_unlock(&iopa_groups_lock);
 	if (last) {
 		cancel_delayed_work_sync(&g->work);
 		cancel_delayed_work_sync(&g->turn_work);
+		cancel_work_sync(&g->drain_work);
 		mutex_destroy(&g->lock);
 		iopa_blkstat_put(g->blk);
 		kfree(g);
@@ -1078,12 +1194,12 @@ static int iopa_groups_show(struct seq_file *m, void *v)
 	struct iopa_submitter *sub;
 	struct iopa_group *g;
 
-	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s splits split_steps waiting turn_overs\n");
+	seq_puts(m, "group dev policy mode budget members sharers cycles changes bytes_per_s dev_bytes_per_s splits split_steps waiting turn_overs turns_kept\n");
 	seq_puts(m, "  member: ctx sub cgroup weight active limit\n");
 	mutex_lock(&iopa_groups_lock);
 	list_for_each_entry(g, &iopa_groups, node) {
 		mutex_lock(&g->lock);
-		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu %llu %llu %d %llu\n",
+		seq_printf(m, "%u %u:%u %s %s %u %u %u %llu %llu %llu %llu %llu %llu %d %llu %llu\n",
 			   g->id,
 			   MAJOR(g->dev), MINOR(g->dev),
 			   iopa_ctl_policy_name(iopa_ctl_policy(&g->ctl)),
@@ -1091,7 +1207,8 @@ static int iopa_groups_show(struct seq_file *m, void *v)
 			   iopa_ctl_limit(&g->ctl), g->nr_members, g->sharers,
 			   g->cycles, g->changes, g->tput, g->dev_tput,
 			   g->splits, g->split_steps,
-			   atomic_read(&g->nr_waiting), g->turn_overs);
+			   atomic_read(&g->nr_waiting), g->turn_overs,
+			   g->turns_kept);
 		list_for_each_entry(sub, &g->members, group_node) {
 			iopa_ctx_lock(sub->ctx);
 			seq_printf(m, "  member: %u %u %llu %u %d %u\n",

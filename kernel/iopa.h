@@ -271,6 +271,9 @@ struct iopa_sub_metrics {
  * @turn_holder: L: it runs jobs by the group's last split (an active
  *	member with a limit above 0): its last job ending hands its turn
  *	on if others wait
+ * @group_part: the group's lock: its part at the last split (1 if idle)
+ * @group_run: the group's lock: its running jobs when the parts were
+ *	last applied
  * @group_budget: L: the group's budget at the last split
  * @group_sharers: L: the cgroups sharing it at the last split
  * @group_cycles: L: the group's cycles at the last split
@@ -336,6 +339,8 @@ struct iopa_submitter {
 	struct iopa_share	group_share;	/* group */
 	u64			turn_wait_ns;	/* L */
 	bool			turn_holder;	/* L */
+	u32			group_part;	/* group */
+	u32			group_run;	/* group */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
 	u32			group_cycles;	/* L */
