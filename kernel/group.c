@@ -46,12 +46,15 @@
  *   below one job (more members than the budget, or a small weight)
  *   gets 0 at some splits: its limit is 0, it waits for its turn
  *   (IOPA_LIMIT_F_WAITING in GET_STATE, its waits in the metrics), its
- *   running jobs end as they would at a lower limit.  A turn lasts a
- *   group cycle (evidence-ended: enough completions and service times
- *   that a switch of streams, a seek, costs a few percent); a holder
- *   that runs out of jobs hands its turn on at once
- *   (iopa_group_turn_over()).  A member with a min bound above 1 runs
- *   its min: it asked for it.
+ *   running jobs end first: the next holder starts only what
+ *   the budget has room for until they do (iopa_group_apply_parts()),
+ *   so a change of turn never reads two streams at once.  A turn lasts
+ *   at least IOPA_GROUP_TURN_MS while its holders have jobs (group
+ *   cycles end without a split meanwhile, unless the budget or the
+ *   members change): a change of holder costs the disk a seek, a few
+ *   percent of a turn that long.  A holder that runs out of jobs hands
+ *   its turn on at once (iopa_group_turn_over()).  A member with a min
+ *   bound above 1 runs its min: it asked for it.
  * - The split is redone at every group cycle (evidence-ended, so a few
  *   hundred milliseconds on a disk) and when a submitter joins a group
  *   of up to IOPA_GROUP_JOIN_BATCH members; in a larger one, once the
@@ -336,10 +339,6 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 		next = old > S64_MAX - (s64)min_t(u64, sq, S64_MAX) ?
 		       S64_MAX : old + (s64)sq;
 	} while (!atomic64_try_cmpxchg(&g->svc_sq, &old, next));
-	/* A job of one that runs more than its part ended: others may start. */
-	if (atomic_read(&g->draining) &&
-	    sub->nr[IOPA_JOB_RUNNING] > sub->limit)
-		queue_work(system_unbound_wq, &g->drain_work);
 	/*
 	 * A holder of a turn that ran out of jobs (this one was its last)
 	 * while others wait: hand the turn on now, not at the cycle's end.
@@ -358,6 +357,27 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 		return;
 	if (!atomic_xchg(&g->ending, 1))
 		mod_delayed_work(system_unbound_wq, &g->work, 0);
+}
+
+/**
+ * iopa_group_job_left() - a member's job is no longer running
+ * @sub: the member
+ *
+ * Completed, taken back from its worker, or given back undispatched:
+ * if the member ran more than its limit (the turn before), the members
+ * held back for those jobs may start more.
+ *
+ * Context: ctx->lock held.
+ */
+void iopa_group_job_left(struct iopa_submitter *sub)
+	__must_hold(&sub->ctx->lock)
+{
+	struct iopa_group *g = sub->group;
+
+	lockdep_assert_held(&sub->ctx->lock);
+	if (g && atomic_read(&g->draining) &&
+	    sub->nr[IOPA_JOB_RUNNING] >= sub->limit)
+		queue_work(system_unbound_wq, &g->drain_work);
 }
 
 /* Active: jobs waiting or running, or demand seen in the cycle. */
@@ -429,20 +449,22 @@ u32 iopa_group_share_limit(struct iopa_submitter *sub,
 /**
  * iopa_group_note_wait() - note the start or the end of a wait for a turn
  * @sub: the submitter, its limit just set
+ * @waits: it waits for its turn: its part of its group's budget is 0
+ *	(its limit is 0 too; a limit of 0 while the jobs of the turn
+ *	before end is no wait for a turn)
  * @now: ktime_get_ns() now
- *
- * It waits while it is in a group and its limit is 0.
  *
  * Context: ctx->lock held.
  */
-void iopa_group_note_wait(struct iopa_submitter *sub, u64 now)
+void iopa_group_note_wait(struct iopa_submitter *sub, bool waits, u64 now)
 	__must_hold(&sub->ctx->lock)
 {
 	lockdep_assert_held(&sub->ctx->lock);
-	if (!sub->limit && sub->group && !sub->turn_wait_ns) {
+	waits = waits && sub->group && !sub->limit;
+	if (waits && !sub->turn_wait_ns) {
 		sub->turn_wait_ns = now ? now : 1;
 		sub->m.turn_waits++;
-	} else if ((sub->limit || !sub->group) && sub->turn_wait_ns) {
+	} else if (!waits && sub->turn_wait_ns) {
 		if (now > sub->turn_wait_ns)
 			sub->m.turn_wait_us += div_u64(now - sub->turn_wait_ns,
 						       NSEC_PER_USEC);
@@ -468,12 +490,13 @@ static bool iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 		iopa_ctx_unlock(sub->ctx);
 		return false;
 	}
-	share = iopa_group_share_limit(sub, p, share);
+	/* Its turn: its part within its bounds, before a drain's cut. */
+	waits = !sub->group_target;
 	old = sub->limit;
-	sub->limit = share;
-	sub->turn_holder = share && sub->group_active;
-	iopa_group_note_wait(sub, now);
-	waits = !share;
+	sub->limit = min(share, sub->group_target);
+	sub->turn_holder = sub->group_target && sub->group_active;
+	iopa_group_note_wait(sub, waits, now);
+	share = sub->limit;
 	sub->group_budget = budget;
 	sub->group_sharers = g->sharers;
 	sub->group_cycles = (u32)g->cycles;
@@ -490,6 +513,24 @@ static bool iopa_group_apply(struct iopa_group *g, struct iopa_submitter *sub,
 		iopa_kick_workers(sub->ctx, share - old);
 	iopa_ctx_unlock(sub->ctx);
 	return waits;
+}
+
+/* Does a member hold a turn with no job pending or running now? */
+static bool iopa_group_idle_holder(struct iopa_group *g)
+{
+	struct iopa_submitter *sub;
+	bool idle = false;
+
+	lockdep_assert_held(&g->lock);
+	list_for_each_entry(sub, &g->members, group_node) {
+		iopa_ctx_lock(sub->ctx);
+		idle = sub->turn_holder && !sub->nr[IOPA_JOB_PENDING] &&
+		       !sub->nr[IOPA_JOB_RUNNING];
+		iopa_ctx_unlock(sub->ctx);
+		if (idle)
+			break;
+	}
+	return idle;
 }
 
 /*
@@ -512,13 +553,16 @@ static u32 iopa_group_apply_parts(struct iopa_group *g,
 	lockdep_assert_held(&g->lock);
 	list_for_each_entry(sub, &g->members, group_node) {
 		iopa_ctx_lock(sub->ctx);
+		/* What it may run: its part within its own bounds. */
+		sub->group_target = iopa_group_share_limit(sub, p,
+							   sub->group_part);
 		sub->group_run = sub->nr[IOPA_JOB_RUNNING];
 		iopa_ctx_unlock(sub->ctx);
-		if (sub->group_run > sub->group_part)
-			over += sub->group_run - sub->group_part;
+		if (sub->group_run > sub->group_target)
+			over += sub->group_run - sub->group_target;
 	}
 	list_for_each_entry(sub, &g->members, group_node) {
-		limit = sub->group_part;
+		limit = sub->group_target;
 		if (over && sub->group_active && limit > sub->group_run) {
 			u32 c = min(over, limit - sub->group_run);
 
@@ -540,7 +584,7 @@ static u32 iopa_group_apply_parts(struct iopa_group *g,
 			bool ended;
 
 			iopa_ctx_lock(sub->ctx);
-			ended = sub->group_run > sub->group_part &&
+			ended = sub->group_run > sub->group_target &&
 				sub->nr[IOPA_JOB_RUNNING] < sub->group_run;
 			iopa_ctx_unlock(sub->ctx);
 			if (ended) {
@@ -548,6 +592,15 @@ static u32 iopa_group_apply_parts(struct iopa_group *g,
 				break;
 			}
 		}
+	/*
+	 * A holder with nothing to run now (it showed demand during the
+	 * cycle, or its last job ended before its completion could see
+	 * nr_waiting, or a drain gave it its part with no job left) while
+	 * others wait: hand its turn on.
+	 */
+	if (waiting && iopa_group_idle_holder(g))
+		queue_delayed_work(system_unbound_wq, &g->turn_work,
+				   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
 	return waiting;
 }
 
@@ -565,35 +618,17 @@ static void iopa_group_drain(struct work_struct *work)
 	mutex_unlock(&g->lock);
 }
 
-/* Does a member hold a turn with no job pending or running now? */
-static bool iopa_group_idle_holder(struct iopa_group *g)
-{
-	struct iopa_submitter *sub;
-	bool idle = false;
-
-	lockdep_assert_held(&g->lock);
-	list_for_each_entry(sub, &g->members, group_node) {
-		iopa_ctx_lock(sub->ctx);
-		idle = sub->turn_holder && !sub->nr[IOPA_JOB_PENDING] &&
-		       !sub->nr[IOPA_JOB_RUNNING];
-		iopa_ctx_unlock(sub->ctx);
-		if (idle)
-			break;
-	}
-	return idle;
-}
-
 /*
  * Split the budget: among the active members' cgroups by weight, then
- * equally within a cgroup, each part over time (share.c).  Five passes
- * over the members and four over the cgroups active at the last split
+ * equally within a cgroup, each part over time (share.c).  Six passes
+ * over the members and six over the cgroups active at the last split
  * and this one, O(members + cgroups): the first over the members notes
  * who is active (and clears the cycle's demand), charges each active
  * member's and cgroup's share with the time since the last split, and
  * sums each cgroup's weight (the largest of its active members'); the
  * cgroups' parts follow (whole jobs, then the rest to those owed, then
  * to the others), then the members' parts of their cgroup's the same
- * way, the last pass applying them.
+ * way; iopa_group_apply_parts() applies them in two more.
  *
  * @now_only: who is active is who has jobs pending or running now, not
  * who showed demand during the cycle (a turn handed on early).
@@ -604,7 +639,7 @@ static void iopa_group_split(struct iopa_group *g,
 {
 	struct iopa_group_cg *cg, *tmp;
 	struct iopa_submitter *sub, *rest = NULL;
-	u32 budget, sharers = 0, active = 0, left, dt_ms, waiting = 0;
+	u32 budget, sharers = 0, active = 0, left, dt_ms;
 	u64 wsum = 0, steps = 0, now = ktime_get_ns();
 	LIST_HEAD(was);
 
@@ -748,7 +783,7 @@ static void iopa_group_split(struct iopa_group *g,
 			sub->group_part = iopa_share_part(&sub->group_share);
 		}
 	}
-	waiting = iopa_group_apply_parts(g, p, r, tput, now);
+	iopa_group_apply_parts(g, p, r, tput, now);
 	steps += 2 * (u64)g->nr_members;
 	/*
 	 * The next split's passes start after the last member given a job
@@ -762,15 +797,6 @@ static void iopa_group_split(struct iopa_group *g,
 	g->split_budget = budget;
 	g->splits++;
 	g->split_steps += steps;
-	/*
-	 * A holder with nothing to run now (it showed demand during the
-	 * cycle, or its last job ended since the first pass, before its
-	 * completion could see nr_waiting) while others wait: hand its
-	 * turn on.
-	 */
-	if (waiting && iopa_group_idle_holder(g))
-		queue_delayed_work(system_unbound_wq, &g->turn_work,
-				   msecs_to_jiffies(IOPA_GROUP_TURN_GAP_MS));
 }
 
 /*
@@ -795,7 +821,11 @@ static void iopa_group_join_share(struct iopa_group *g,
 			(cg->nr_active + g->joins);
 	else
 		share = budget / (g->sharers + g->joins);
-	iopa_group_apply(g, sub, p, max(share, 1U), budget, 1000, g->tput,
+	sub->group_part = max(share, 1U);
+	iopa_ctx_lock(sub->ctx);
+	sub->group_target = iopa_group_share_limit(sub, p, sub->group_part);
+	iopa_ctx_unlock(sub->ctx);
+	iopa_group_apply(g, sub, p, sub->group_target, budget, 1000, g->tput,
 			 ktime_get_ns());
 }
 
@@ -884,10 +914,17 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (atomic_read(&g->nr_waiting) && !g->split_due &&
 	    iopa_ctl_limit(&g->ctl) == g->split_budget &&
 	    now - g->split_ns < (u64)IOPA_GROUP_TURN_MS * NSEC_PER_MSEC &&
-	    !iopa_group_idle_holder(g))
+	    !iopa_group_idle_holder(g)) {
 		g->turns_kept++;
-	else
+		/* Demand is the cycle's evidence, split or not. */
+		list_for_each_entry(sub, &g->members, group_node) {
+			iopa_ctx_lock(sub->ctx);
+			sub->group_demand = false;
+			iopa_ctx_unlock(sub->ctx);
+		}
+	} else {
 		iopa_group_split(g, &p, true, false, r, s.tput);
+	}
 	trace_iopa_group_cycle(g->id, g->dev, old, iopa_ctl_limit(&g->ctl),
 			       mode, r, s.tput, g->nr_members, g->sharers);
 	iopa_group_cycle_begin(g, now, idle);
@@ -1128,7 +1165,10 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	}
 	/* Its own limit (pinned, or the share it had) from now on. */
 	sub->limit = iopa_ctl_limit(&sub->ctl);
-	iopa_group_note_wait(sub, ktime_get_ns());
+	iopa_group_note_wait(sub, false, ktime_get_ns());
+	sub->group_part = 0;
+	sub->group_target = 0;
+	sub->group_run = 0;
 	iopa_sub_update(sub);
 	if (sub->limit > old)
 		iopa_kick_workers(ctx, sub->limit - old);

@@ -272,6 +272,8 @@ struct iopa_sub_metrics {
  *	member with a limit above 0): its last job ending hands its turn
  *	on if others wait
  * @group_part: the group's lock: its part at the last split (1 if idle)
+ * @group_target: the group's lock: and the limit it gives, within the
+ *	member's bounds (0: it waits for its turn)
  * @group_run: the group's lock: its running jobs when the parts were
  *	last applied
  * @group_budget: L: the group's budget at the last split
@@ -340,6 +342,7 @@ struct iopa_submitter {
 	u64			turn_wait_ns;	/* L */
 	bool			turn_holder;	/* L */
 	u32			group_part;	/* group */
+	u32			group_target;	/* group */
 	u32			group_run;	/* group */
 	u32			group_budget;	/* L */
 	u32			group_sharers;	/* L */
@@ -741,7 +744,8 @@ void iopa_group_leave(struct iopa_submitter *sub);
 void iopa_group_fill_state(struct iopa_submitter *sub, struct iopa_state *st);
 u32 iopa_group_share_limit(struct iopa_submitter *sub,
 			   const struct iopa_ctl_params *p, u32 share);
-void iopa_group_note_wait(struct iopa_submitter *sub, u64 now);
+void iopa_group_note_wait(struct iopa_submitter *sub, bool waits, u64 now);
+void iopa_group_job_left(struct iopa_submitter *sub);
 void iopa_group_debugfs(struct dentry *dir);
 
 /* limit.c */

@@ -488,7 +488,7 @@ static long iopa_limit_set_adapt(struct iopa_submitter *sub,
 
 		/* The bounds hold at once in a group too. */
 		sub->limit = iopa_group_share_limit(sub, &p, sub->limit);
-		iopa_group_note_wait(sub, ktime_get_ns());
+		iopa_group_note_wait(sub, sub->turn_wait_ns, ktime_get_ns());
 		iopa_sub_update(sub);
 		if (sub->limit > old)
 			iopa_kick_workers(ctx, sub->limit - old);

@@ -85,6 +85,9 @@ static void iopa_job_set_state(struct iopa_kjob *job, enum iopa_job_state to)
 		sub->ctx->nr[job->state]--;
 		this_cpu_dec(iopa_pcpu_totals.nr[job->state]);
 	}
+	/* Ended, taken back or given back: a turn's drain may go on. */
+	if (job->state == IOPA_JOB_RUNNING)
+		iopa_group_job_left(sub);
 	if (to < IOPA_JOB_NR_COUNTED) {
 		sub->nr[to]++;
 		sub->ctx->nr[to]++;
