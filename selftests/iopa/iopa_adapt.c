@@ -2919,6 +2919,43 @@ TEST_F_TIMEOUT(load, shared_device_split_by_cgroup, 180)
 	EXPECT_GE(3, d < 0 ? -d : d);
 }
 
+/*
+ * A member's min bound is its own: it runs its min whatever its part,
+ * and that is no overrun the others wait on.  Budget 2 (max_limit), A
+ * with min 2 and B: B runs too.  When the drain counted A's jobs above
+ * its part as an overrun, B was held at 0 for as long as A stayed busy.
+ */
+TEST_F_TIMEOUT(load, shared_device_min_bound_starves_no_one, 120)
+{
+	struct iopa_stats s0, s1;
+	struct obs o[MAX_SUBS];
+	int a, b;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device sharing is the bracket policy's");
+	NEED_TURNS();
+	ASSERT_EQ(0, iopa_sysfs_write("max_limit", 2));
+	LOAD_NULLB(NULLB_THROTTLED, 1);
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	a = load_add_sub(&self->l);
+	ASSERT_LE(0, a);
+	b = load_add_sub(&self->l);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, iopa_set_adapt(a, IOPA_POLICY_KEEP, 2, 0));
+	obs_reset(&o[0], variant->policy);
+	obs_reset(&o[1], variant->policy);
+	/* long enough for both to join the group */
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 3000));
+	ASSERT_EQ(0, iopa_get_stats(b, &s0));
+	ASSERT_EQ(0, load_run(&self->l, o, 0, 4000));
+	ASSERT_WORKERS_OK(&self->l);
+	ASSERT_EQ(0, iopa_get_stats(b, &s1));
+	TH_LOG("B completed %llu jobs in 4 s beside A at its min of 2",
+	       (unsigned long long)(s1.completed - s0.completed));
+	/* a throttled device's 1000 IOPS, B a third of them at least */
+	EXPECT_LT(s0.completed + 200, s1.completed);
+}
+
 /* Jobs completed by the submitters subs[from..to) of @l; 0 on error. */
 static unsigned long long load_completed(struct load *l, int from, int to)
 {
