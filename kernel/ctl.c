@@ -2137,6 +2137,33 @@ u32 iopa_ctl_settled_knee(const struct iopa_ctl *c)
 }
 
 /**
+ * iopa_ctl_left_knee() - what a device group leaves of its device's knee
+ * @c: a device group's controller, its last member leaving
+ *
+ * The knee it settled at (iopa_ctl_settled_knee()); else, with no
+ * competitor reading the device, the base its search had reached: the
+ * largest limit its doublings and probes found paying, which the knee
+ * is not below.  A next start there doubles on while a doubling pays
+ * (iopa_ctl_set_known()), so a base short of the knee costs a doubling
+ * or two, not the ramp from the start; a short run's group (seconds)
+ * leaves one, where a settled knee needs a search that ended.
+ *
+ * Return: that knee, or 0 (not bracket, pinned, or the device busy).
+ */
+u32 iopa_ctl_left_knee(const struct iopa_ctl *c)
+{
+	u32 knee = iopa_ctl_settled_knee(c);
+
+	if (knee)
+		return knee;
+	if (c->policy != IOPA_CTL_POLICY_BRACKET ||
+	    c->mode == IOPA_CTL_MODE_FIXED ||
+	    c->br_foreign == IOPA_CTL_FOREIGN_BUSY)
+		return 0;
+	return c->base;
+}
+
+/**
  * iopa_ctl_set_policy() - switch policy, keeping the limit
  * @c: the controller
  * @pol: the new policy; an unknown value is ignored

@@ -373,6 +373,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 u32 iopa_ctl_limit(const struct iopa_ctl *c);
 u32 iopa_ctl_knee(const struct iopa_ctl *c);
 u32 iopa_ctl_settled_knee(const struct iopa_ctl *c);
+u32 iopa_ctl_left_knee(const struct iopa_ctl *c);
 enum iopa_ctl_mode iopa_ctl_mode(const struct iopa_ctl *c);
 enum iopa_ctl_policy iopa_ctl_policy(const struct iopa_ctl *c);
 u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,

@@ -1175,6 +1175,13 @@ void iopa_group_leave(struct iopa_submitter *sub)
 	iopa_ctx_unlock(ctx);
 	last = !g->nr_members;
 	if (last) {
+		/*
+		 * The group's knee, for the next one on the device: where a
+		 * short run's search got to, if it never settled (knee.c).
+		 */
+		if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
+			iopa_knee_learn(g->dev, g->diskseq,
+					iopa_ctl_left_knee(&g->ctl));
 		g->dead = true;
 		list_del(&g->node);
 		atomic_dec(&iopa_nr_groups);

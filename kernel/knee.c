@@ -14,9 +14,11 @@
  * - Learned, when the learn_knees tunable is 1 (0 by default: see
  *   params.c), from a device group with one active member and no one else
  *   reading the device: its controller's base each group cycle it
- *   spends in STEADY (the search ended there: iopa_ctl_settled_knee()).
- *   What a group learns replaces what an operator set (the device had
- *   the last word).
+ *   spends in STEADY (the search ended there: iopa_ctl_settled_knee()),
+ *   and when its last member leaves, the base its search had reached
+ *   (iopa_ctl_left_knee(): a run of seconds never settles, and the knee
+ *   is not below that base).  What a group learns replaces what an
+ *   operator set (the device had the last word).
  * - Set by an operator in <sysfs>/class/misc/iopa/knees, one device a
  *   write, in the keyed-line way of blk-iocost's io.cost.model (a
  *   cgroup file there): "MAJ:MIN knee=N [diskseq=S]" (N 0 forgets).

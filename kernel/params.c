@@ -82,7 +82,12 @@ struct iopa_tunables iopa_tunables = {
 	 * (3-5 where 8 and 16 read 10% and 14% more: the steady state drifts
 	 * down in the noise) and runs that started from them did worse
 	 * than cold starts (84-87% of the best fixed limit against 91-94%,
-	 * make demo).  Knees an operator sets are used either way.
+	 * make demo).  Since groups also leave the base they reached
+	 * (iopa_ctl_left_knee()), on: 2 s warm runs on the SSD model 100.8%
+	 * (cold 85.1), on the HDD model 95.3% (cold 100.0); make demo 94.0,
+	 * 91.5, 99.3 against 92.1, 93.0 off; not conclusive yet
+	 * (Documentation/iopa-controller.rst).  Knees an operator sets are
+	 * used either way.
 	 */
 	.learn_knees	= 0,
 };

@@ -2775,6 +2775,53 @@ TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
 	EXPECT_GE(hi, knee);
 }
 
+/*
+ * With learn_knees 1, a device group whose search never settled (a run
+ * of a second) still leaves what it found when its last member leaves:
+ * the base its doublings reached, at least the start of 4 on a deep
+ * device, learned and bound to the disk.  A short run's next start
+ * begins there (warm) instead of at 4.
+ */
+TEST_F_TIMEOUT(load, knee_left_by_a_short_group, 120)
+{
+	unsigned long long seq = 0;
+	struct iopa_state st;
+	struct obs o[MAX_SUBS];
+	unsigned int knee = 0;
+	struct stat sb;
+	bool set = true;
+	int sub, r;
+
+	if (variant->policy != IOPA_POLICY_BRACKET)
+		SKIP(return, "device groups are the bracket policy's");
+	SET_LEARN(1);
+	LOAD_NULLB(NULLB_DEEP, 16);
+	ASSERT_EQ(0, fstat(self->l.file, &sb));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 0));
+	ASSERT_EQ(0, load_start_workers(&self->l, NR_WORKERS));
+	sub = load_add_sub(&self->l);
+	ASSERT_LE(0, sub);
+	obs_reset(&o[0], variant->policy);
+	/* until it shares its device: one group, its own */
+	for (r = 0; r < 100; r++) {
+		ASSERT_EQ(0, load_run(&self->l, o, 0, 100));
+		ASSERT_EQ(0, iopa_get_state(sub, &st));
+		if (st.budget)
+			break;
+	}
+	ASSERT_LT(0U, st.budget);
+	TH_LOG("budget %u mode %u when the load stopped", st.budget, st.mode);
+	ASSERT_WORKERS_OK(&self->l);
+	load_stop(&self->l);
+	r = knee_of(sb.st_rdev, &knee, &seq, &set);
+	ASSERT_EQ(1, r);
+	TH_LOG("knee %u diskseq %llu", knee, seq);
+	EXPECT_FALSE(set);
+	EXPECT_NE(0ULL, seq);
+	EXPECT_LE(4U, knee);
+	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
+}
+
 /* A leaver's share goes back: the one left gets the whole budget. */
 TEST_F_TIMEOUT(load, shared_device_leaver_share_returns, 120)
 {

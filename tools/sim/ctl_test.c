@@ -1238,6 +1238,41 @@ TEST(bracket_more_sharers_start_up_again)
 	EXPECT_FALSE(iopa_ctl_more_sharers(&c));
 }
 
+/*
+ * What a device group leaves of its knee when its last member leaves: a
+ * settled knee; before that, the base its search reached (the knee is
+ * not below it: a run of seconds never settles); nothing when pinned or
+ * for another policy.
+ */
+TEST(bracket_left_knee_is_the_base_reached)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	/* a fresh controller: its start */
+	EXPECT_EQ(iopa_ctl_limit(&c), iopa_ctl_left_knee(&c));
+	/* two doublings of a device with a knee at 16: not settled yet */
+	for (i = 0; i < 6 && iopa_ctl_mode(&c) == IOPA_CTL_MODE_FAST &&
+		    iopa_ctl_limit(&c) < 16; i++)
+		feed_100ms(&c, &p, dev_knee16, 1000);
+	ASSERT_NE(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(0, iopa_ctl_settled_knee(&c));
+	EXPECT_LE(4, iopa_ctl_left_knee(&c));
+	EXPECT_GE(16, iopa_ctl_left_knee(&c));
+	/* settled: the knee */
+	steady_100ms(&c, &p, dev_knee16);
+	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(iopa_ctl_settled_knee(&c), iopa_ctl_left_knee(&c));
+	/* pinned, or another policy: nothing */
+	iopa_ctl_set_fixed(&c, 3);
+	EXPECT_EQ(0, iopa_ctl_left_knee(&c));
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
+	EXPECT_EQ(0, iopa_ctl_left_knee(&c));
+}
+
 /* The model disk reading 1 MB files against fio: each job a share. */
 static u64 dev_disk1m_fio(u32 n)
 {
