@@ -40,6 +40,10 @@
 #                        tenants count per device, one run per mode, short
 #                        runs cold and warm, processes sharing a device
 #                        (~19 min) -> build/bench-quick/
+#   make bench-matrix    the default against the best fixed limit on 12 device
+#                        settings drawn by a seeded generator (null_blk, HDD
+#                        model, throttled virtio disk; BENCH_MATRIX_SEED=N
+#                        repeats a draw), 10 s runs (~25 min) -> build/bench/
 #   make check-debug     the selftests on a 6.12 kernel built with KASAN, lockdep,
 #                        kmemleak... (Documentation/iopa-hardening.rst)
 #   make fuzz            tools/fuzz/iopa-fuzz, 1,000,000 calls, on that kernel
@@ -138,7 +142,8 @@ fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
 .PHONY: all module tools selftests install install-dkms uninstall version \
-	check demo bench bench-dispatch bench-files bench-hostcost bench-quick check-debug \
+	check demo bench bench-dispatch bench-files bench-hostcost bench-quick \
+	bench-matrix check-debug \
 	profile-dispatch fuzz stress sim sim-test clean distclean deps ksft
 
 all: module tools
@@ -399,6 +404,17 @@ bench-quick:
 		--title "iopa benchmark, quick run (not the full table)" \
 		--dispatch-log $(QUICK_LOGS)/dispatch.log \
 		$(QUICK_LOGS)/ssd.log $(QUICK_LOGS)/hdd.log
+
+# The device matrix (issue 25): tools/bench/matrix-bench.sh in one guest
+# with a 512 MB virtio disk; prints a "bench matrix dev=..." line per
+# setting and a "bench matrix seed=..." summary (its header has the time
+# budget).  BENCH_MATRIX_SEED, _COUNT, _SECS and _FIXED go to the guest.
+bench-matrix:
+	$(GUEST)/deps.sh build guest bench
+	$(MAKE) -C $(TOP)/tools/bench
+	$(MAKE) -C $(TOP)/tools/hdd-model
+	mkdir -p $(BENCH_LOGS)
+	$(TOP)/tools/bench/run-files-bench.sh matrix full $(BENCH_LOGS)/matrix.log
 
 # Hardening (issue 6): each prints "hardening <run> result=... count=...
 # reports=..." last.  The debug kernel is built on first use (long: see

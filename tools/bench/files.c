@@ -71,12 +71,14 @@
  * Output, one line on stdout per tenant:
  *
  *   files mode=M order=O workers=W files=N bytes=B secs=S mbps=X
- *         limit_final=L limit_mean=L limit_min=L limit_max=L stopped=done|cap
- *         policy=P cycles=C [passes=N] [switch_ms=T]
- *         [tenant=K tenants=N start_ms=T] [label=LABEL]
+ *         first_job_ms=T limit_final=L limit_mean=L limit_min=L
+ *         limit_max=L stopped=done|cap policy=P cycles=C [passes=N]
+ *         [switch_ms=T] [tenant=K tenants=N start_ms=T] [label=LABEL]
  *
  * (MB = 10^6 bytes; secs from the tenant's start to the last completion,
- * or the cap; the limit from IOPA_IOC_GET_STATE at each sample, its mean
+ * or the cap; first_job_ms when its first SUBMIT took a job, on the time
+ * series' clock, -1 if none did: the walk of a cold directory and the
+ * opening of a first batch come before it; the limit from IOPA_IOC_GET_STATE at each sample, its mean
  * over the samples; policy and cycles from the last GET_STATE: the
  * submitter's policy by name, "policyN" if unknown, and its controller
  * cycles.)  The time series has one line per sample after a
@@ -131,6 +133,7 @@ static unsigned long work_n[2];	/* -W: files of DIR, then of DIR2 */
 
 static int ctx_fd = -1, sub_fd = -1;
 static double t0;		/* the time base (of every tenant) */
+static double t_first;		/* when the first job was submitted (0: none) */
 static double t_start;		/* this tenant's start */
 
 static atomic_ullong bytes_done, files_done;
@@ -475,6 +478,8 @@ static void flush_batch(void)
 			}
 			die("SUBMIT: %s", strerror(errno));
 		}
+		if (n > 0 && !t_first)
+			t_first = now_s();
 		done += n;
 		outstanding += n;
 		submitted += n;
@@ -903,10 +908,12 @@ static int run_tenant(void)
 			 " tenant=%u tenants=%u start_ms=%.0f", tenant,
 			 nr_tenants, (t_start - t0) * 1000);
 	printf("files mode=%s order=%s workers=%u files=%llu bytes=%llu "
-	       "secs=%.3f mbps=%.3f limit_final=%u limit_mean=%.2f "
-	       "limit_min=%u limit_max=%u stopped=%s policy=%s cycles=%llu%s%s%s\n",
+	       "secs=%.3f mbps=%.3f first_job_ms=%.0f limit_final=%u "
+	       "limit_mean=%.2f limit_min=%u limit_max=%u stopped=%s policy=%s "
+	       "cycles=%llu%s%s%s\n",
 	       opt_mode, opt_order, nr_workers, files, bytes, secs,
 	       secs > 0 ? bytes / secs / 1e6 : 0.0,
+	       t_first ? (t_first - t0) * 1000 : -1.0,
 	       n_lim ? samples[n_lim - 1].limit : 0,
 	       n_lim ? lsum / n_lim : 0.0, n_lim ? lmin : 0, lmax,
 	       atomic_load(&capped) ? "cap" : "done", policy_name(st.policy),

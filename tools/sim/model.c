@@ -156,7 +156,6 @@ static double gm_lognormal(double sigma, unsigned long long seed,
 #define HDD_FULL_US	17000.0
 #define HDD_REV_US	(60e6 / 7200)
 #define HDD_MEDIA_MBPS	100.0
-#define HDD_SPT		1627ULL		/* sectors per track */
 
 struct gm_hdd_geo {
 	double c, e, b;
@@ -608,6 +607,9 @@ static int gm_ssd_service(struct gm *g, int ri)
 static double gm_hdd_service(struct gm *g, const struct gm_req *q,
 			     double start)
 {
+	double rev = g->sc->dev.rev_us > 0 ? g->sc->dev.rev_us : HDD_REV_US;
+	/* iopa_hdd: a track holds what passes under the head in a turn */
+	unsigned long long spt = (unsigned long long)(HDD_MEDIA_MBPS * rev / 512);
 	double seek = 0, rot = 0, target, pos;
 
 	if (q->sector != g->head) {
@@ -615,9 +617,11 @@ static double gm_hdd_service(struct gm *g, const struct gm_req *q,
 		unsigned long long to = q->sector * HDD_CYLINDERS / HDD_SECTORS;
 
 		seek = gm_hdd_seek(&g->geo, from > to ? from - to : to - from);
-		target = (double)(q->sector % HDD_SPT) * HDD_REV_US / HDD_SPT;
-		pos = fmod(start + seek, HDD_REV_US);
-		rot = target >= pos ? target - pos : target + HDD_REV_US - pos;
+		if (!spt)
+			spt = 1;
+		target = (double)(q->sector % spt) * rev / spt;
+		pos = fmod(start + seek, rev);
+		rot = target >= pos ? target - pos : target + rev - pos;
 	}
 	g->head = q->sector + q->bytes / 512;
 	return seek + rot + q->bytes / HDD_MEDIA_MBPS;

@@ -28,6 +28,7 @@ enum gm_dev_kind {
  * @tags: ssd: null_blk hw_queue_depth (= nr_requests, scheduler none)
  * @lat_us: ssd: how long a request holds its tag once started
  * @qd: hdd: driver tags; requests beyond wait in mq-deadline
+ * @rev_us: hdd: one revolution (0: 7200 rpm, iopa_hdd's default)
  * @done_us: hdd: from the modelled end of a request to its waiter
  *	running again (timer, workqueue, wake-up under TCG): the mean ...
  * @done_exp: ... of an exponential distribution if set, else constant
@@ -39,6 +40,7 @@ struct gm_dev {
 	unsigned int tags;
 	double lat_us;
 	unsigned int qd;
+	double rev_us;
 	double done_us;
 	bool done_exp;
 	double cold_ms;

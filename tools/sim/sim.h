@@ -67,11 +67,15 @@ enum sim_kind {
 /**
  * struct sim_model - the guest-like model's parameters (README, "The fit")
  * @ssd_lat_us: null_blk: how long a request holds its tag once started
+ * @ssd_tags: null_blk: its tags (hw_queue_depth)
  * @ssd_cold_ms: null_blk: a submitter's first job is there this late ...
  * @ssd_cold_file_ms: ... plus this per file of its first directory
  * @hdd_done_us: iopa_hdd: modelled end of a request to its reader running
  * @hdd_done_exp: non-zero: that latency is exponential (its mean above)
  * @hdd_cold_ms: iopa_hdd: a submitter's first job is there this late
+ * @hdd_rpm: iopa_hdd: spindle speed (rotational latency)
+ * @hdd_qd: iopa_hdd: its driver tags (requests beyond wait in the
+ *	scheduler)
  * @pre_us: CPU per job on its path: fetch, fd, syscalls, complete
  * @sub_us: CPU per job off its path: the submitter, the dispatch
  * @us_per_kib: CPU per KiB read: copy to user and checksum
@@ -101,11 +105,14 @@ enum sim_kind {
  */
 struct sim_model {
 	double ssd_lat_us;
+	double ssd_tags;
 	double ssd_cold_ms;
 	double ssd_cold_file_ms;
 	double hdd_done_us;
 	double hdd_done_exp;
 	double hdd_cold_ms;
+	double hdd_rpm;
+	double hdd_qd;
 	double pre_us;
 	double sub_us;
 	double us_per_kib;
