@@ -498,6 +498,31 @@ TEST(deterministic)
 	EXPECT_EQ((SIM_NR_ALL - SIM_G_FIRST) * IOPA_CTL_NR_POLICIES, differ);
 }
 
+/*
+ * A model changed in place (one struct sim_model reused for several
+ * device settings, as ctl_test's matrix does) is another device: the
+ * best fixed limit is swept again, not taken from the sweep of the
+ * model as it was (the cache compared the model through the pointer it
+ * kept, so every setting got the first one's sweep).
+ */
+TEST(model_changed_in_place_is_swept_again)
+{
+	struct sim_model m = sim_model_default;
+	struct sim_opts o = { .seed = 1, .duration_ms = 5000, .model = &m };
+	struct iopa_ctl_params p;
+	struct sim_result a, b;
+
+	params(&p, SIM_G_NCPUS);
+	ASSERT_EQ(0, sim_run(SIM_G_SSD_100K, IOPA_CTL_POLICY_BRACKET, &p, &o,
+			     &a));
+	m.ssd_tags = 1;
+	ASSERT_EQ(0, sim_run(SIM_G_SSD_100K, IOPA_CTL_POLICY_BRACKET, &p, &o,
+			     &b));
+	/* one tag: a request at a time, a sixteenth of the device */
+	EXPECT_LT(b.best_tput * 4, a.best_tput);
+	EXPECT_GT(b.mean_tput * 4, b.best_tput * 3);
+}
+
 TEST(scenario_names_round_trip)
 {
 	int sc;

@@ -876,6 +876,7 @@ struct g_sweep {
 	int valid;
 	enum sim_scenario_id id;
 	struct sim_opts o;		/* seed, duration, ncpus, ... */
+	struct sim_model model;		/* a copy: o.model may change */
 	unsigned int ncand, nbins;
 	unsigned int best;		/* the best candidate */
 	unsigned int best_ph[G_MAX_PHASES];	/* each phase's best */
@@ -899,13 +900,20 @@ static unsigned int g_phase_of(const struct g_setup *gs, double t_ms)
 	return gs->nphase - 1;
 }
 
-static int g_same_opts(const struct sim_opts *a, const struct sim_opts *b)
+/*
+ * Whether sweep @s was run with @b: its model compared with the copy
+ * kept, not through the pointer (a caller may reuse one struct sim_model
+ * for several settings).
+ */
+static int g_same_opts(const struct g_sweep *s, const struct sim_opts *b)
 {
+	const struct sim_opts *a = &s->o;
+
 	return a->seed == b->seed && a->duration_ms == b->duration_ms &&
 	       a->ncpus == b->ncpus && a->best_max == b->best_max &&
 	       a->quiet == b->quiet &&
 	       a->csum_ms_per_100k == b->csum_ms_per_100k &&
-	       !memcmp(g_model(a), g_model(b), sizeof(struct sim_model));
+	       !memcmp(&s->model, g_model(b), sizeof(struct sim_model));
 }
 
 static int g_run(const struct g_setup *gs, const struct iopa_ctl_params *p,
@@ -937,7 +945,7 @@ static const struct g_sweep *g_sweep_get(enum sim_scenario_id id,
 
 	for (i = 0; i < G_SWEEP_CACHE; i++)
 		if (g_cache[i].valid && g_cache[i].id == id &&
-		    g_same_opts(&g_cache[i].o, o))
+		    g_same_opts(&g_cache[i], o))
 			return &g_cache[i];
 	s = &g_cache[g_cache_next];
 	g_cache_next = (g_cache_next + 1) % G_SWEEP_CACHE;
@@ -946,6 +954,7 @@ static const struct g_sweep *g_sweep_get(enum sim_scenario_id id,
 	memset(s, 0, sizeof(*s));
 	s->id = id;
 	s->o = *o;
+	s->model = *g_model(o);
 	for (c = 0; c < G_NCAND && g_cands[c] <= hi; c++) {
 		struct gm_run r;
 
