@@ -867,7 +867,16 @@ short_mbps() {
 			for (i = 1; i <= NF; i++) if ($i ~ /^mbps=/) print substr($i, 6)
 		}' "$RES"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+# median: of the numbers on stdin, one a line (of an even count, the mean
+# of the two in the middle).
+median() {
+	sort -n | awk '{ v[NR] = $1 }
+		END {
+			if (!NR) print "nan"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2
+		}'
+}
 # best_fixed FN LIMIT...: of the LIMITs, the one whose MB/s (one a line
 # from `FN LIMIT`) have the highest median: sets best, and bm to it.
 best_fixed() {
@@ -940,7 +949,7 @@ if has short; then
 				print hit
 			}
 		}' "$tmp/first$last" "$tmp/cold$last" | sort -n >"$tmp/conv"
-	echo "bench converge device=$KIND ms_to_90pct=$(awk '''$1 < 0 { $1 = 1e9 } { print }''' "$tmp/conv" | median | sed '''s/^1000000000$/-1/''') rounds=$SHORT_ROUNDS range=$(head -1 "$tmp/conv")..$(tail -1 "$tmp/conv")"
+	echo "bench converge device=$KIND ms_to_90pct=$(awk '''$1 < 0 { $1 = 1e9 } { print }''' "$tmp/conv" | median | awk '''{ print ($1 >= 5e8) ? -1 : int($1 + 0.5) }''') rounds=$SHORT_ROUNDS range=$(head -1 "$tmp/conv")..$(tail -1 "$tmp/conv")"
 fi
 
 # --- several processes on one device -----------------------------------------
