@@ -4,7 +4,7 @@
  *
  * A device group's controller finds the budget beyond which the device
  * no longer pays for more jobs (its knee).  Found again by every new
- * submitter, it costs each a start-up: from 4 jobs doubling, or from 1
+ * submitter, it costs each a start-up: from 8 jobs doubling, or from 1
  * on a disk that says it is rotational (which virtio disks, USB flash
  * and many others say whatever they are), a second or more of a short
  * run.  So the module keeps each device's knee while it is loaded, after

@@ -6,7 +6,7 @@
  * (kernel/knee.c); a pool without the module has only its process's
  * life, so it keeps what its controller found in a per-user cache file
  * and starts the next run on the device there (iopa_ctl_set_known())
- * instead of starting up from 4, or from 1 on a disk that says it is
+ * instead of starting up from 8, or from 1 on a disk that says it is
  * rotational.
  *
  * - Opt-in, as the module's learn_knees is (0 by default: knees learned

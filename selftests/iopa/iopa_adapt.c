@@ -1297,7 +1297,7 @@ TEST_F(tun, init_limit_takes_effect)
 	s2 = iopa_submitter_create(self->ctx, 9);
 	ASSERT_LE(0, s2);
 	EXPECT_EQ(9, iopa_get_limit(s2));
-	/* 0: the default policy's own (bracket 4, others 30% of the CPUs) */
+	/* 0: the default policy's own (bracket 8, others 30% of the CPUs) */
 	ASSERT_EQ(0, iopa_sysfs_write("init_limit", 0));
 	s3 = iopa_submitter_create(self->ctx, 0);
 	ASSERT_LE(0, s3);
@@ -2625,7 +2625,7 @@ TEST_F(load, knee_set_read_forget)
 
 /*
  * A submitter's first job on a device with a known knee starts its limit
- * there (its start-up doubles from the knee), not at 4; the entry is
+ * there (its start-up doubles from the knee), not at 8; the entry is
  * bound to the disk then.
  */
 TEST_F(load, starts_from_known_knee)
@@ -2640,9 +2640,9 @@ TEST_F(load, starts_from_known_knee)
 		SKIP(return, "a known knee is the bracket policy's start");
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
-	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 12));
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
-	EXPECT_EQ(6U, st.limit);
+	EXPECT_EQ(12U, st.limit);
 	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
 	EXPECT_NE(0ULL, seq) TH_LOG("not bound to the disk");
 	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
@@ -2664,9 +2664,9 @@ TEST_F(load, knee_forgotten_with_its_disk)
 		SKIP(return, "a known knee is the bracket policy's start");
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
-	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 12));
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
-	ASSERT_EQ(6U, st.limit);
+	ASSERT_EQ(12U, st.limit);
 	/* the disk goes; another comes at the same number */
 	load_stop(&self->l);
 	self->l.nr_subs = 0;
@@ -2676,7 +2676,7 @@ TEST_F(load, knee_forgotten_with_its_disk)
 	ASSERT_EQ(0, fstat(self->l.file, &sb2));
 	ASSERT_EQ(sb.st_rdev, sb2.st_rdev);
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
-	EXPECT_EQ(4U, st.limit) TH_LOG("not the cold start");
+	EXPECT_EQ(8U, st.limit) TH_LOG("not the cold start");
 	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set))
 		TH_LOG("still there: knee %u diskseq %llu", knee, seq);
 }
@@ -2778,9 +2778,9 @@ TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
 /*
  * With learn_knees 1, a device group whose search never settled (a run
  * of a second) still leaves what it found when its last member leaves:
- * the base its doublings reached, at least the start of 4 on a deep
+ * the base its doublings reached, at least the start of 8 on a deep
  * device, learned and bound to the disk.  A short run's next start
- * begins there (warm) instead of at 4.
+ * begins there (warm) instead of at 8.
  */
 TEST_F_TIMEOUT(load, knee_left_by_a_short_group, 120)
 {
@@ -2818,7 +2818,7 @@ TEST_F_TIMEOUT(load, knee_left_by_a_short_group, 120)
 	TH_LOG("knee %u diskseq %llu", knee, seq);
 	EXPECT_FALSE(set);
 	EXPECT_NE(0ULL, seq);
-	EXPECT_LE(4U, knee);
+	EXPECT_LE(8U, knee);
 	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
 }
 

@@ -673,8 +673,9 @@ static inline uint32_t iopa_expected_init_limit(uint32_t policy)
 	if (iopa_sysfs_read("init_limit", &init) ||
 	    iopa_sysfs_read("max_limit", &max))
 		return 0;
+	/* bracket's start (kernel/ctl.c, IOPA_CTL_BR_INIT_LIMIT) */
 	if (!init && policy == IOPA_POLICY_BRACKET)
-		init = 4;
+		init = 8;
 	if (!init)
 		init = (cpus * 30 + 99) / 100;
 	if (!init)

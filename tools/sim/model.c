@@ -1198,7 +1198,7 @@ static int gm_join(struct gm *g, unsigned int t)
 
 	/*
 	 * As the bench: the module creates the submitter with its default
-	 * policy (kernel/limit.c: bracket, which starts at 4), and an
+	 * policy (kernel/limit.c: bracket, which starts at 8), and an
 	 * explicit policy is switched to after (IOPA_IOC_SET_ADAPT), from
 	 * the limit it has (iopa_ctl_set_policy()); the first cycle, armed
 	 * when the submitter is created, keeps bracket's length.

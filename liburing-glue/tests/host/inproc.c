@@ -548,7 +548,7 @@ TEST_F_TIMEOUT(inproc, limit_grows_for_overlapping_jobs, 60)
 
 /*
  * Jobs that serialise on one lock: more at once gains nothing, so after
- * 8 s the limit is no higher than the highest start (4).
+ * 8 s the limit is no higher than the highest start (8).
  */
 TEST_F_TIMEOUT(inproc, limit_stays_low_for_serial_jobs, 60)
 {
@@ -569,7 +569,7 @@ TEST_F_TIMEOUT(inproc, limit_stays_low_for_serial_jobs, 60)
 	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
 	TH_LOG("limit %u, most running %d", info.limit,
 	       atomic_load(&self->tb.max_running));
-	EXPECT_GE(4u, info.limit);
+	EXPECT_GE(8u, info.limit);
 }
 
 /* The cache's line for @fd's file system, as libiopa(7) describes it. */
@@ -585,7 +585,7 @@ static void knee_line(int fd, unsigned int knee, char *buf, size_t len)
 
 /*
  * A device in the knee cache starts there (Admission v3: the in-process
- * pool gets the module's start from knowledge), not at 4 (or 1).
+ * pool gets the module's start from knowledge), not at 8 (or 1).
  */
 TEST_F(inproc, knee_cache_starts_there)
 {
@@ -594,12 +594,12 @@ TEST_F(inproc, knee_cache_starts_there)
 	int fd = mkstemp(path);
 
 	ASSERT_LE(0, fd);
-	knee_line(self->file, 6, line, sizeof(line));
+	knee_line(self->file, 12, line, sizeof(line));
 	ASSERT_LT(0, dprintf(fd, "# iopa knees v1\nfsid=0000000000000001 knee=9\n%s",
 			     line));
 	close(fd);
 	setenv("IOPA_KNEES_CACHE", path, 1);
-	self->o.max_threads = 8;
+	self->o.max_threads = 16;
 	self->tb.gate = 2;	/* the job waits: the limit is read meanwhile */
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
@@ -607,12 +607,12 @@ TEST_F(inproc, knee_cache_starts_there)
 	self->tb.gate = 0;
 	pthread_cond_broadcast(&self->tb.cond);
 	unlink(path);
-	EXPECT_EQ(6u, info.limit);
+	EXPECT_EQ(12u, info.limit);
 }
 
 /*
  * A cache file of another format is no memory: the start is the one
- * without a cache (4, or 1 on a disk that says it is rotational).
+ * without a cache (8, or 1 on a disk that says it is rotational).
  */
 TEST_F(inproc, knee_cache_other_format_ignored)
 {
@@ -622,10 +622,10 @@ TEST_F(inproc, knee_cache_other_format_ignored)
 	int fd = mkstemp(path);
 
 	ASSERT_LE(0, fd);
-	knee_line(self->file, 6, line, sizeof(line));
+	knee_line(self->file, 12, line, sizeof(line));
 	ASSERT_LT(0, dprintf(fd, "# iopa knees v2\n%s", line));
 	close(fd);
-	self->o.max_threads = 8;
+	self->o.max_threads = 16;
 	/* without a cache */
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
@@ -633,7 +633,7 @@ TEST_F(inproc, knee_cache_other_format_ignored)
 	cold = info.limit;
 	ASSERT_EQ(0, iopa_pool_close(self->pool));
 	self->pool = NULL;
-	ASSERT_NE(6u, cold);
+	ASSERT_NE(12u, cold);
 	setenv("IOPA_KNEES_CACHE", path, 1);
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, submit_range(self, 1, 2, 0));
