@@ -386,6 +386,13 @@ enum {
 	/* The start limit when init_limit is 0. */
 	IOPA_CTL_BR_INIT_LIMIT		= 8,
 	/*
+	 * The lowest a restart begins at (iopa_ctl_br_restart_from()),
+	 * unless the start is lower: a start-up after a level shift or a
+	 * competitor has its doublings to climb back, and a device whose
+	 * knee moved below the start would have to be searched down to.
+	 */
+	IOPA_CTL_BR_RESTART_MIN		= 4,
+	/*
 	 * From a lower start (a rotational disk), a first doubling that
 	 * raised throughput this much (per mille) is followed by a leap of
 	 * 4x (iopa_ctl_br_double()).
@@ -1644,7 +1651,8 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 
 /*
  * The device or the load changed: start up again from @t (not below the
- * start limit, nor above the base), doubling while a doubling pays:
+ * start limit or IOPA_CTL_BR_RESTART_MIN, whichever is lower, nor above
+ * the base), doubling while a doubling pays:
  * from a quarter of the base after a level shift (iopa_ctl_br_restart()),
  * from the base or an eighth of it when a competitor came or went
  * (iopa_ctl_br_foreign()).  Where the knee went is unknown; doublings find it in log2 steps either
@@ -1653,8 +1661,11 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
  */
 static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 {
-	if (t < c->br_start)
-		t = c->br_start;
+	u32 floor = c->br_start < IOPA_CTL_BR_RESTART_MIN ? c->br_start :
+		    IOPA_CTL_BR_RESTART_MIN;
+
+	if (t < floor)
+		t = floor;
 	if (t > c->base)
 		t = c->base;
 	c->mode = IOPA_CTL_MODE_FAST;
@@ -2086,8 +2097,9 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  *	remembered (kernel/knee.c) or set by an operator
  *
  * Bracket only, before the start limit has been measured, when init_limit
- * is 0 (an operator's start wins) and the knee is above the start limit:
- * the start-up begins at the knee instead of the start limit, doubling
+ * is 0 (an operator's start wins) and the knee is not the start limit:
+ * the start-up begins at the knee instead of the start limit (above it
+ * or below: a shallow device's knee below the start of 8), doubling
  * while a doubling pays, so a knee too low (one learned in noise, or of
  * another workload) is left in log2 steps, and one that holds costs a
  * doubling undone.
@@ -2109,7 +2121,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	 * the one-job probe: no start from it (iopa-sim: worse on every
 	 * model).
 	 */
-	if (p->init_limit || knee <= c->br_start ||
+	if (p->init_limit || !knee || knee == c->br_start ||
 	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2) ||
 	    c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode != IOPA_CTL_MODE_FAST || c->limit != c->base ||
@@ -2213,6 +2225,19 @@ int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	c->min = min;
 	c->max = max;
 	c->ceiling = p->max_limit;
+	/*
+	 * Bracket before its start was measured: the start itself comes
+	 * within the bounds, and the start-up stays to come (a rotational
+	 * disk's start of 1 or a known knee may still move it).
+	 */
+	if (c->policy == IOPA_CTL_POLICY_BRACKET &&
+	    c->mode == IOPA_CTL_MODE_FAST && c->limit == c->base &&
+	    c->base == c->br_start && !c->br_n && !c->br_streak) {
+		c->br_start = iopa_ctl_clamp(c, c->br_start);
+		c->base = c->br_start;
+		iopa_ctl_br_move(c, c->base);
+		return 0;
+	}
 	if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 	    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 	     iopa_ctl_clamp(c, c->base) != c->base)) {

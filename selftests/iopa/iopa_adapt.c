@@ -2625,8 +2625,8 @@ TEST_F(load, knee_set_read_forget)
 
 /*
  * A submitter's first job on a device with a known knee starts its limit
- * there (its start-up doubles from the knee), not at 8; the entry is
- * bound to the disk then.
+ * there (its start-up doubles from the knee), not at 8 (a knee below
+ * the start as well as above); the entry is bound to the disk then.
  */
 TEST_F(load, starts_from_known_knee)
 {
@@ -2640,9 +2640,9 @@ TEST_F(load, starts_from_known_knee)
 		SKIP(return, "a known knee is the bracket policy's start");
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
-	ASSERT_EQ(0, knee_set(sb.st_rdev, 12));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
-	EXPECT_EQ(12U, st.limit);
+	EXPECT_EQ(6U, st.limit);
 	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
 	EXPECT_NE(0ULL, seq) TH_LOG("not bound to the disk");
 	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
@@ -2664,9 +2664,9 @@ TEST_F(load, knee_forgotten_with_its_disk)
 		SKIP(return, "a known knee is the bracket policy's start");
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
-	ASSERT_EQ(0, knee_set(sb.st_rdev, 12));
+	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
-	ASSERT_EQ(12U, st.limit);
+	ASSERT_EQ(6U, st.limit);
 	/* the disk goes; another comes at the same number */
 	load_stop(&self->l);
 	self->l.nr_subs = 0;
