@@ -1131,6 +1131,23 @@ TEST(bracket_first_cycle_is_transient)
 }
 
 /*
+ * A 1 s cycle of @dev at the limit: ~30 completions whose service times
+ * spread (cv^2 0.3), a standard error of 11% a sample.
+ */
+static void feed_spread_1s(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			   u64 (*dev)(u32))
+{
+	struct iopa_ctl_sample smp = {
+		.tput = dev(iopa_ctl_limit(c)),
+		.elapsed_ms = 1000, .demand = true, .completions = 30,
+		.svc_us = 30 * 100000ULL,
+		.svc_sq = 30 * 13000000000ULL,
+	};
+
+	iopa_ctl_update(c, p, &smp, NULL);
+}
+
+/*
  * A level shift starts up again.  Steady at 16 (a 16-tag device), then
  * the bench's disk reading 1 MB files (best 1, flat from 2 on), measured
  * as the guest measures it: probes a quarter of the base apart cross the
@@ -1147,20 +1164,9 @@ TEST(bracket_level_shift_starts_up_again)
 	c.br_start = 1;		/* as iopa_ctl_set_start() leaves it */
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 60));
 	ASSERT_EQ(16, iopa_ctl_limit(&c));
-	/*
-	 * ~30 completions a cycle whose service times spread (cv^2 0.3):
-	 * a standard error of 11% a sample.
-	 */
-	for (i = 0; i < 80 && iopa_ctl_limit(&c) != 1; i++) {
-		struct iopa_ctl_sample smp = {
-			.tput = dev_disk1m(iopa_ctl_limit(&c)),
-			.elapsed_ms = 1000, .demand = true, .completions = 30,
-			.svc_us = 30 * 100000ULL,
-			.svc_sq = 30 * 13000000000ULL,
-		};
-
-		iopa_ctl_update(&c, &p, &smp, NULL);
-	}
+	/* noisy 1 s cycles of a disk that reads best at one job */
+	for (i = 0; i < 80 && iopa_ctl_limit(&c) != 1; i++)
+		feed_spread_1s(&c, &p, dev_disk1m);
 	TH_LOG("from 16 to 1 in %d cycles", i);
 	EXPECT_EQ(1, iopa_ctl_limit(&c));
 	EXPECT_LE(i, 16);
@@ -1190,14 +1196,7 @@ TEST(bracket_restart_not_held_at_the_start)
 	ASSERT_EQ(16, iopa_ctl_limit(&c));
 	/* the device now reads best at one job (the shift of the test above) */
 	for (i = 0; i < 80 && !first; i++) {
-		struct iopa_ctl_sample smp = {
-			.tput = dev_disk1m(iopa_ctl_limit(&c)),
-			.elapsed_ms = 1000, .demand = true, .completions = 30,
-			.svc_us = 30 * 100000ULL,
-			.svc_sq = 30 * 13000000000ULL,
-		};
-
-		iopa_ctl_update(&c, &p, &smp, NULL);
+		feed_spread_1s(&c, &p, dev_disk1m);
 		if (iopa_ctl_mode(&c) == IOPA_CTL_MODE_FAST)
 			first = iopa_ctl_limit(&c);
 	}
