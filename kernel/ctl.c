@@ -1705,8 +1705,9 @@ static void iopa_ctl_br_restart(struct iopa_ctl *c)
  * competitor squeezed by many jobs of ours still has its share (fio at
  * depth 4 against 64 jobs: 15%).  A change of the settled state starts
  * up again: from the base when a competitor came (more jobs hold a
- * larger share), from an eighth of it, at least the start limit, when
- * it went (the knee alone, below).
+ * larger share), from an eighth of it, at least the start limit or
+ * IOPA_CTL_BR_RESTART_MIN, whichever is lower, when it went (the knee
+ * alone, below).
  *
  * Return: true if the controller started up again.
  */
@@ -1777,7 +1778,8 @@ static bool iopa_ctl_br_foreign(struct iopa_ctl *c,
 	/*
 	 * A competitor came: more jobs hold a larger share, double from
 	 * here.  It went: the device's own knee, below; an eighth of the
-	 * base, at least the start limit (a disk: 1).
+	 * base, at least min(start limit, IOPA_CTL_BR_RESTART_MIN) (a
+	 * disk: 1).
 	 */
 	iopa_ctl_br_restart_from(c, state == IOPA_CTL_FOREIGN_BUSY ?
 				 c->base : c->base / 8);
@@ -2121,7 +2123,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	 * the one-job probe: no start from it (iopa-sim: worse on every
 	 * model).
 	 */
-	if (p->init_limit || !knee || knee == c->br_start ||
+	if (p->init_limit || !knee || iopa_ctl_clamp(c, knee) == c->base ||
 	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2) ||
 	    c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode != IOPA_CTL_MODE_FAST || c->limit != c->base ||
@@ -2225,19 +2227,6 @@ int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	c->min = min;
 	c->max = max;
 	c->ceiling = p->max_limit;
-	/*
-	 * Bracket before its start was measured: the start itself comes
-	 * within the bounds, and the start-up stays to come (a rotational
-	 * disk's start of 1 or a known knee may still move it).
-	 */
-	if (c->policy == IOPA_CTL_POLICY_BRACKET &&
-	    c->mode == IOPA_CTL_MODE_FAST && c->limit == c->base &&
-	    c->base == c->br_start && !c->br_n && !c->br_streak) {
-		c->br_start = iopa_ctl_clamp(c, c->br_start);
-		c->base = c->br_start;
-		iopa_ctl_br_move(c, c->base);
-		return 0;
-	}
 	if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 	    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 	     iopa_ctl_clamp(c, c->base) != c->base)) {

@@ -1203,31 +1203,6 @@ TEST(bracket_restart_not_held_at_the_start)
 	EXPECT_EQ(4, first) TH_LOG("restarted at %u", first);
 }
 
-/*
- * Bounds set before the start was measured bring the start within them,
- * and the start-up still comes: FAST, and a rotational disk's start of
- * 1 still applies.
- */
-TEST(bracket_bounds_before_the_start_keep_the_start_up)
-{
-	struct iopa_ctl_params p;
-	struct iopa_ctl c;
-
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 5));
-	EXPECT_EQ(5, iopa_ctl_limit(&c));
-	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
-	EXPECT_TRUE(iopa_ctl_set_start(&c, &p, 1));
-	EXPECT_EQ(1, iopa_ctl_limit(&c));
-	/* and a known knee within them */
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 3));
-	EXPECT_EQ(3, iopa_ctl_limit(&c));
-	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
-}
-
 /* A 100 ms cycle of @dev at the limit, scaled by @scale per mille. */
 static void feed_100ms(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		       u64 (*dev)(u32), u32 scale)
