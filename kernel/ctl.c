@@ -1495,6 +1495,21 @@ static void iopa_ctl_br_double(struct iopa_ctl *c,
 	iopa_ctl_br_next(c, p, s);
 }
 
+/*
+ * Jobs in sample @s of about the size (within 4x) of those the known
+ * knee was found with: the same workload, whose knee the knee is.
+ */
+static bool iopa_ctl_br_same_jobs(const struct iopa_ctl *c,
+				  const struct iopa_ctl_sample *s)
+{
+	u64 kb;
+
+	if (!c->br_known_kb || !s->completions)
+		return false;
+	kb = div64_u64(s->tput * s->elapsed_ms, 1000ULL * 1024 * s->completions);
+	return kb * 4 >= c->br_known_kb && kb <= 4 * (u64)c->br_known_kb;
+}
+
 static void iopa_ctl_br_fast(struct iopa_ctl *c,
 			     const struct iopa_ctl_params *p,
 			     const struct iopa_ctl_sample *s)
@@ -1521,7 +1536,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 			u32 one = iopa_ctl_clamp(c, c->br_start);
 
 			c->br_floor = 0;
-			if (one < c->base) {
+			if (one < c->base && !iopa_ctl_br_same_jobs(c, s)) {
 				c->br_floor = 2;
 				c->dir = -1;
 				c->mode = IOPA_CTL_MODE_PROBE;
@@ -2097,6 +2112,8 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  * @p: the tunables
  * @knee: the budget at which the device stopped paying for more jobs, as
  *	remembered (kernel/knee.c) or set by an operator
+ * @job_kb: the size of a job, KiB, of the workload it was found with (0:
+ *	not known)
  *
  * Bracket only, before the start limit has been measured, when init_limit
  * is 0 (an operator's start wins) and the knee is not the start limit:
@@ -2111,12 +2128,16 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  * from another workload (small files, where 4 jobs pay) is far too high
  * for one that thrashes (large files read in turns: flat from 2 jobs up,
  * 1 a third better), and nothing crosses that plateau from above; if 1
- * wins, the start-up runs from 1 as without a knee.
+ * wins, the start-up runs from 1 as without a knee.  Not when the first
+ * measurement at the knee shows jobs of about the size (within 4x) of
+ * @job_kb, those the knee was found with: the same workload again (a
+ * tool run once more), whose knee it is, and the probe would cost it a
+ * cycle or two at one job.
  *
  * Return: true if the start changed.
  */
 bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
-			u32 knee)
+			u32 knee, u32 job_kb)
 {
 	/*
 	 * On a "rotational" disk a knee of 2 saves one doubling and costs
@@ -2131,6 +2152,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		return false;
 	c->base = iopa_ctl_clamp(c, knee);
 	c->br_floor = c->br_start == 1 && c->base > 1;
+	c->br_known_kb = job_kb;
 	iopa_ctl_br_move(c, c->base);
 	/* Still the first cycle's transient, whatever ran before. */
 	c->br_settle = 1;
@@ -2181,6 +2203,29 @@ u32 iopa_ctl_left_knee(const struct iopa_ctl *c)
 	    c->br_foreign == IOPA_CTL_FOREIGN_BUSY)
 		return 0;
 	return c->base;
+}
+
+/**
+ * iopa_ctl_job_kb() - the size of the jobs measured so far
+ * @c: the controller
+ *
+ * Over the cycles measured (not those of cache hits), what the jobs read
+ * from the device a job, to be remembered with a knee
+ * (iopa_ctl_set_known()).
+ *
+ * Return: KiB a job, 1..IOPA_CTL_JOB_KB_MAX if the jobs read anything; 0
+ * if none did.
+ */
+u32 iopa_ctl_job_kb(const struct iopa_ctl *c)
+{
+	u64 kb;
+
+	if (!c->job_n || !c->job_bytes)
+		return 0;
+	kb = div64_u64(c->job_bytes, c->job_n * 1024);
+	if (!kb)
+		return 1;
+	return kb < IOPA_CTL_JOB_KB_MAX ? (u32)kb : IOPA_CTL_JOB_KB_MAX;
 }
 
 /**
@@ -2497,6 +2542,12 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		}
 		if (c->mode != IOPA_CTL_MODE_FIXED)
 			c->limit = iopa_ctl_clamp(c, c->limit);
+	}
+
+	/* The size of the jobs, for a knee learned (iopa_ctl_job_kb()). */
+	if (!s->cached && s->completions && s->block_io) {
+		c->job_bytes += div64_u64(s->tput * s->elapsed_ms, 1000);
+		c->job_n += s->completions;
 	}
 
 	if (c->mode == IOPA_CTL_MODE_FIXED) {

@@ -36,6 +36,8 @@ typedef long long s64;
 #define IOPA_CTL_LIMIT_MAX	4096
 /* bracket: a cycle ends on evidence no sooner than this (see ctl.c, 5.). */
 #define IOPA_CTL_MIN_CYCLE_MS	100
+/* The largest size of a job remembered with a knee, KiB (1 GiB). */
+#define IOPA_CTL_JOB_KB_MAX	1048576U
 /* Most cycles averaged: iopa's N, hillclimb's samples per measurement. */
 #define IOPA_CTL_HIST_MAX	8
 
@@ -278,6 +280,11 @@ struct iopa_ctl_sample {
  * @br_floor: bracket: a start from a known knee on a disk that says it
  *	is rotational probes the start limit first (1: to probe, 2: the
  *	probe under way; iopa_ctl_set_known())
+ * @br_known_kb: bracket: the size of a job, in KiB, of the workload a
+ *	known knee was found with (iopa_ctl_set_known()); 0: not known
+ * @job_bytes: bytes the jobs read from the device in the cycles measured
+ *	so far, for the size of a job (iopa_ctl_job_kb())
+ * @job_n: jobs that ended in those cycles
  * @br_fours: bracket: the submitter's bytes in the window under way
  * @br_fdev: bracket: the device's bytes (everyone's reads) in it
  * @br_fms: bracket: its length so far, ms (the window closes at
@@ -341,6 +348,7 @@ struct iopa_ctl {
 	u8 br_fheld;
 	u8 br_restarted;
 	u8 br_floor;
+	u32 br_known_kb;
 	u32 br_fms;
 	u64 br_fours;
 	u64 br_fdev;
@@ -350,6 +358,8 @@ struct iopa_ctl {
 	u32 br_prev_var;
 	u32 br_prev_at;
 	u8 br_gen;
+	u64 job_bytes;
+	u64 job_n;
 };
 
 const char *iopa_ctl_policy_name(enum iopa_ctl_policy p);
@@ -369,7 +379,8 @@ bool iopa_ctl_more_sharers(struct iopa_ctl *c);
 bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 limit);
 bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
-			u32 knee);
+			u32 knee, u32 job_kb);
+u32 iopa_ctl_job_kb(const struct iopa_ctl *c);
 u32 iopa_ctl_limit(const struct iopa_ctl *c);
 u32 iopa_ctl_knee(const struct iopa_ctl *c);
 u32 iopa_ctl_settled_knee(const struct iopa_ctl *c);

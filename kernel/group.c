@@ -904,7 +904,8 @@ static void iopa_group_work_fn(struct work_struct *work)
 	 */
 	if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
 		iopa_knee_learn(g->dev, g->diskseq,
-				iopa_ctl_settled_knee(&g->ctl));
+				iopa_ctl_settled_knee(&g->ctl),
+				iopa_ctl_job_kb(&g->ctl));
 	/*
 	 * Turns: the holders keep their turn until it has lasted
 	 * IOPA_GROUP_TURN_MS, unless the budget or the members changed or
@@ -1181,7 +1182,8 @@ void iopa_group_leave(struct iopa_submitter *sub)
 		 */
 		if (g->floor <= 1 && READ_ONCE(iopa_tunables.learn_knees))
 			iopa_knee_learn(g->dev, g->diskseq,
-					iopa_ctl_left_knee(&g->ctl));
+					iopa_ctl_left_knee(&g->ctl),
+					iopa_ctl_job_kb(&g->ctl));
 		g->dead = true;
 		list_del(&g->node);
 		atomic_dec(&iopa_nr_groups);

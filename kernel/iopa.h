@@ -703,8 +703,8 @@ void iopa_blkstat_init(void);
 void iopa_blkstat_exit(void);
 
 /* knee.c */
-u32 iopa_knee_lookup(dev_t dev, u64 diskseq);
-void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee);
+u32 iopa_knee_lookup(dev_t dev, u64 diskseq, u32 *job_kb);
+void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee, u32 job_kb);
 ssize_t iopa_knee_show(char *buf);
 ssize_t iopa_knee_store(const char *buf, size_t count);
 

@@ -11,8 +11,8 @@
  * its submitters leave: the next submitter on the device starts there
  * and doubles from there while a doubling pays (iopa_ctl_set_known()).
  *
- * - Learned, when the learn_knees tunable is 1 (0 by default: see
- *   params.c), from a device group with one active member and no one else
+ * - Learned, when the learn_knees tunable is 1 (the default), from a
+ *   device group with one active member and no one else
  *   reading the device: its controller's base each group cycle it
  *   spends in STEADY (the search ended there: iopa_ctl_settled_knee()),
  *   and when its last member leaves, the base its search had reached
@@ -21,9 +21,11 @@
  *   operator set (the device had the last word).
  * - Set by an operator in <sysfs>/class/misc/iopa/knees, one device a
  *   write, in the keyed-line way of blk-iocost's io.cost.model (a
- *   cgroup file there): "MAJ:MIN knee=N [diskseq=S]" (N 0 forgets).
- *   Read, one line per device: "MAJ:MIN knee=N diskseq=S src=learned|set"
- *   (the first three fields are valid input).  One file rather than a
+ *   cgroup file there): "MAJ:MIN knee=N [diskseq=S] [job_kb=K]" (N 0
+ *   forgets).  Read, one line per device: "MAJ:MIN knee=N diskseq=S
+ *   src=learned|set job_kb=K" (all but src= is valid input).  K is the
+ *   size of a job, in KiB, of the workload the knee was found with
+ *   (iopa_ctl_job_kb(); 0: not known).  One file rather than a
  *   directory per device: entries exist for devices the module has not
  *   seen yet (restored at boot), which a kobject per device could not
  *   name before the device is there.  A unit saves the file
@@ -38,7 +40,8 @@
  *   one takes the place of the least recently used.
  * - A start from a known knee is checked (iopa_ctl_set_known()): on a
  *   disk that says it is rotational, one job is tried first, as a knee
- *   of another workload may be far too high for this one.
+ *   of another workload may be far too high for this one, unless the
+ *   jobs are of the size (within 4x) of those it was found with.
  *
  * Locking: iopa_knee_lock, a leaf spinlock (taken under ctx->lock).
  */
@@ -53,11 +56,11 @@
 #include "iopa.h"
 
 /*
- * Devices remembered: 63 lines of at most 64 bytes ("4095:1048575
- * knee=4096 diskseq=<20 digits> src=learned\n") fit the 4095 bytes of a
- * sysfs page.
+ * Devices remembered: 51 lines of at most 80 bytes ("4095:1048575
+ * knee=4096 diskseq=<20 digits> src=learned job_kb=1048576\n", 79) fit
+ * the 4095 bytes of a sysfs page.
  */
-#define IOPA_KNEE_MAX	63
+#define IOPA_KNEE_MAX	51
 
 /**
  * struct iopa_knee - a device's remembered knee
@@ -65,6 +68,7 @@
  * @diskseq: its disk's diskseq; 0 until a job binds an operator's entry
  * @used: when it was last looked up or written (iopa_knee_clock)
  * @knee: the knee, a budget of jobs
+ * @job_kb: KiB a job of the workload it was found with; 0: not known
  * @set: an operator set it (else a device group learned it)
  */
 struct iopa_knee {
@@ -72,6 +76,7 @@ struct iopa_knee {
 	u64			diskseq;
 	u64			used;
 	u32			knee;
+	u32			job_kb;
 	bool			set;
 };
 
@@ -109,7 +114,8 @@ static struct iopa_knee *iopa_knee_slot(dev_t dev)
 }
 
 /* @dev's entry (made if need be) now says @knee, for the disk @diskseq. */
-static void iopa_knee_fill(dev_t dev, u64 diskseq, u32 knee, bool set)
+static void iopa_knee_fill(dev_t dev, u64 diskseq, u32 knee, u32 job_kb,
+			   bool set)
 {
 	struct iopa_knee *k = iopa_knee_slot(dev);
 
@@ -118,6 +124,7 @@ static void iopa_knee_fill(dev_t dev, u64 diskseq, u32 knee, bool set)
 	k->diskseq = diskseq;
 	k->used = ++iopa_knee_clock;
 	k->knee = knee;
+	k->job_kb = job_kb;
 	k->set = set;
 }
 
@@ -125,6 +132,8 @@ static void iopa_knee_fill(dev_t dev, u64 diskseq, u32 knee, bool set)
  * iopa_knee_lookup() - the remembered knee of a device
  * @dev: the device
  * @diskseq: its disk's diskseq now
+ * @job_kb: set to KiB a job of the workload the knee was found with (0:
+ *	not known, or no knee)
  *
  * An entry of another disk that had @dev is forgotten; an operator's
  * entry without a disk yet is bound to this one.
@@ -132,11 +141,12 @@ static void iopa_knee_fill(dev_t dev, u64 diskseq, u32 knee, bool set)
  * Context: any; takes a leaf spinlock.
  * Return: the knee, or 0 if none is known.
  */
-u32 iopa_knee_lookup(dev_t dev, u64 diskseq)
+u32 iopa_knee_lookup(dev_t dev, u64 diskseq, u32 *job_kb)
 {
 	struct iopa_knee *k;
 	u32 knee = 0;
 
+	*job_kb = 0;
 	if (!dev)
 		return 0;
 	spin_lock(&iopa_knee_lock);
@@ -147,6 +157,7 @@ u32 iopa_knee_lookup(dev_t dev, u64 diskseq)
 		k->diskseq = diskseq;
 		k->used = ++iopa_knee_clock;
 		knee = k->knee;
+		*job_kb = k->job_kb;
 	}
 	spin_unlock(&iopa_knee_lock);
 	return knee;
@@ -157,15 +168,16 @@ u32 iopa_knee_lookup(dev_t dev, u64 diskseq)
  * @dev: the device
  * @diskseq: its disk's diskseq
  * @knee: the knee (0: nothing to learn)
+ * @job_kb: KiB a job of the workload it found it with (0: not known)
  *
  * Context: any; takes a leaf spinlock.
  */
-void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee)
+void iopa_knee_learn(dev_t dev, u64 diskseq, u32 knee, u32 job_kb)
 {
 	if (!dev || !knee || !diskseq)
 		return;
 	spin_lock(&iopa_knee_lock);
-	iopa_knee_fill(dev, diskseq, knee, false);
+	iopa_knee_fill(dev, diskseq, knee, job_kb, false);
 	spin_unlock(&iopa_knee_lock);
 }
 
@@ -184,9 +196,11 @@ ssize_t iopa_knee_show(char *buf)
 	for (k = iopa_knees; k < iopa_knees + IOPA_KNEE_MAX; k++) {
 		if (!k->dev)
 			continue;
-		n += sysfs_emit_at(buf, n, "%u:%u knee=%u diskseq=%llu src=%s\n",
+		n += sysfs_emit_at(buf, n,
+				   "%u:%u knee=%u diskseq=%llu src=%s job_kb=%u\n",
 				   MAJOR(k->dev), MINOR(k->dev), k->knee,
-				   k->diskseq, k->set ? "set" : "learned");
+				   k->diskseq, k->set ? "set" : "learned",
+				   k->job_kb);
 	}
 	spin_unlock(&iopa_knee_lock);
 	return n;
@@ -210,19 +224,22 @@ static int iopa_knee_parse_dev(char *tok, dev_t *dev)
 
 /**
  * iopa_knee_store() - set or forget one device's knee
- * @buf: "MAJ:MIN knee=N [diskseq=S]\n": N in 0..IOPA_LIMIT_MAX (0
- *	forgets); S, if given and not 0, the disk the knee is for (else the
- *	disk of the next job on the device)
+ * @buf: "MAJ:MIN knee=N [diskseq=S] [job_kb=K]\n" (the last two in
+ *	either order): N in 0..IOPA_LIMIT_MAX (0 forgets); S, if given and
+ *	not 0, the disk the knee is for (else the disk of the next job on
+ *	the device); K in 0..IOPA_CTL_JOB_KB_MAX, KiB a job of the workload
+ *	the knee is for (0 or none: not known)
  * @count: its length
  *
  * Return: @count, or -EINVAL for anything else (a number that does not
- * fit, major 0 and a device number out of range included).
+ * fit, major 0 and a device number out of range, a field twice
+ * included).
  */
 ssize_t iopa_knee_store(const char *buf, size_t count)
 {
+	bool have_knee = false, have_seq = false, have_kb = false;
 	char line[96], *s = line, *tok;
-	unsigned int knee = 0;
-	bool have_knee = false;
+	unsigned int knee = 0, job_kb = 0;
 	struct iopa_knee *k;
 	u64 diskseq = 0;
 	dev_t dev = 0;
@@ -243,9 +260,15 @@ ssize_t iopa_knee_store(const char *buf, size_t count)
 			    knee > IOPA_LIMIT_MAX)
 				return -EINVAL;
 			have_knee = true;
-		} else if (i == 2 && !strncmp(tok, "diskseq=", 8)) {
+		} else if (i >= 2 && !have_seq && !strncmp(tok, "diskseq=", 8)) {
 			if (kstrtou64(tok + 8, 10, &diskseq))
 				return -EINVAL;
+			have_seq = true;
+		} else if (i >= 2 && !have_kb && !strncmp(tok, "job_kb=", 7)) {
+			if (kstrtouint(tok + 7, 10, &job_kb) ||
+			    job_kb > IOPA_CTL_JOB_KB_MAX)
+				return -EINVAL;
+			have_kb = true;
 		} else {
 			return -EINVAL;
 		}
@@ -258,7 +281,7 @@ ssize_t iopa_knee_store(const char *buf, size_t count)
 		if (k)
 			memset(k, 0, sizeof(*k));
 	} else {
-		iopa_knee_fill(dev, diskseq, knee, true);
+		iopa_knee_fill(dev, diskseq, knee, job_kb, true);
 	}
 	spin_unlock(&iopa_knee_lock);
 	return count;

@@ -107,7 +107,7 @@ void iopa_limit_note_file(struct iopa_submitter *sub, const struct file *file)
 	struct block_device *bdev;
 	struct iopa_ctl_params p;
 	bool changed;
-	u32 i, knee;
+	u32 i, knee, job_kb;
 
 	lockdep_assert_held(&sub->ctx->lock);
 	for (i = 0; i < sub->nr_devs; i++)
@@ -133,12 +133,12 @@ void iopa_limit_note_file(struct iopa_submitter *sub, const struct file *file)
 	if (!bdev)
 		return;
 	sub->diskseq = READ_ONCE(bdev->bd_disk->diskseq);
-	knee = iopa_knee_lookup(dev, sub->diskseq);
+	knee = iopa_knee_lookup(dev, sub->diskseq, &job_kb);
 	iopa_params_get(&p);
 	/* The rotational start first: the floor of restarts, and probed. */
 	changed = !bdev_nonrot(bdev) && iopa_ctl_set_start(&sub->ctl, &p, 1);
 	if (knee)
-		changed |= iopa_ctl_set_known(&sub->ctl, &p, knee);
+		changed |= iopa_ctl_set_known(&sub->ctl, &p, knee, job_kb);
 	if (!changed)
 		return;
 	sub->changes++;

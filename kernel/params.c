@@ -78,18 +78,16 @@ struct iopa_tunables iopa_tunables = {
 	 */
 	.max_total_jobs	= 262144,
 	/*
-	 * Off: on the demo's virtio disk the knees groups learned were low
-	 * (3-5 where 8 and 16 read 10% and 14% more: the steady state drifts
-	 * down in the noise) and runs that started from them did worse
-	 * than cold starts (84-87% of the best fixed limit against 91-94%,
-	 * make demo).  Since groups also leave the base they reached
-	 * (iopa_ctl_left_knee()), on: 2 s warm runs on the SSD model 100.8%
-	 * (cold 85.1), on the HDD model 95.3% (cold 100.0); make demo 94.0,
-	 * 91.5, 99.3 against 92.1, 93.0 off; not conclusive yet
-	 * (Documentation/iopa-controller.rst).  Knees an operator sets are
+	 * On: a tool run again on a device starts where the last run's
+	 * search got (knee.c), not at 8 or 1.  Off until groups left the
+	 * base they reached (iopa_ctl_left_knee()) and a "rotational" disk's
+	 * known knee was probed at one job only for jobs of another size
+	 * (iopa_ctl_set_known()): low knees learned in the demo disk's noise
+	 * cost more than the start-up they saved.  Figures in
+	 * Documentation/iopa-controller.rst.  Knees an operator sets are
 	 * used either way.
 	 */
-	.learn_knees	= 0,
+	.learn_knees	= 1,
 };
 
 /* The controller's parameters: sysfs writes them, each cycle reads them. */

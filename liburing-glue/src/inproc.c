@@ -214,7 +214,8 @@ static bool inproc_rotational(int fd)
  * limit starts (knees.c); else a rotational disk starts at 1.
  */
 static void inproc_note_device_locked(struct inproc *q, bool rotational,
-				      const char *id, unsigned int knee)
+				      const char *id, unsigned int knee,
+				      unsigned int job_kb)
 {
 	bool changed;
 
@@ -223,7 +224,8 @@ static void inproc_note_device_locked(struct inproc *q, bool rotational,
 	/* As kernel/limit.c: the rotational start first, then the knee. */
 	changed = rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1);
 	if (knee)
-		changed |= iopa_ctl_set_known(&q->ctl, &q->params, knee);
+		changed |= iopa_ctl_set_known(&q->ctl, &q->params, knee,
+					      job_kb);
 	if (changed)
 		q->limit = iopa_ctl_limit(&q->ctl);
 }
@@ -402,7 +404,8 @@ void iopa_inproc_destroy(struct inproc *q)
 
 	/* A knee found (the search ended there): the next run starts there. */
 	if (q->dev_id[0])
-		iopa_knees_save(q->dev_id, iopa_ctl_settled_knee(&q->ctl));
+		iopa_knees_save(q->dev_id, iopa_ctl_settled_knee(&q->ctl),
+				iopa_ctl_job_kb(&q->ctl));
 
 	for (i = 0; i < q->nr_pend; i++) {
 		struct iopa_work *w = &q->pend[(q->pend_head + i) %
@@ -465,7 +468,7 @@ static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 	bool need_dev, was_idle, rotational = false;
 	char id[IOPA_KNEES_ID_LEN] = "";
 	uint64_t idle_ms = UINT64_MAX;
-	unsigned int i, n, wake, knee = 0;
+	unsigned int i, n, wake, knee = 0, job_kb = 0;
 	int r = 0;
 
 	if (nr > INPROC_SUBMIT_CHUNK)
@@ -484,7 +487,7 @@ static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 	if (need_dev) {
 		rotational = inproc_rotational(w[0].fd);
 		if (iopa_knees_id(w[0].fd, id))
-			knee = iopa_knees_lookup(id);
+			knee = iopa_knees_lookup(id, &job_kb);
 	}
 	if (was_idle)
 		idle_ms = inproc_cpu_idle_ms();
@@ -496,7 +499,7 @@ static int inproc_submit_chunk(struct inproc *q, const struct iopa_job *jobs,
 		goto out_unlock;
 	}
 	if (need_dev && !q->dev_seen)
-		inproc_note_device_locked(q, rotational, id, knee);
+		inproc_note_device_locked(q, rotational, id, knee, job_kb);
 	for (i = 0; i < n; i++) {
 		struct iopa_work *pw;
 

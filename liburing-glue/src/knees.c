@@ -16,7 +16,9 @@
  *   directory made 0700); unset or empty, no memory.  Read only through secure_getenv(): a set-id
  *   program gets no memory rather than a path from its caller.
  * - Its format, documented in libiopa(7), one device a line after a
- *   "# iopa knees v1" line:  "fsid=<16 hex digits> knee=<N>".
+ *   "# iopa knees v1" line:  "fsid=<16 hex digits> knee=<N> job_kb=<K>",
+ *   K the size of a job in KiB of the workload the knee was found with
+ *   (iopa_ctl_job_kb(); 0 or absent, as older files have it: not known).
  * - The identity: the file system's id (statfs(2) f_fsid) of the first
  *   job's file, stable across reboots for ext4 and btrfs (derived from
  *   their UUID; xfs's is its device's number) and the same for
@@ -46,6 +48,10 @@
 #define IOPA_KNEES_HEADER	"# iopa knees v1"
 /* Devices remembered (the module's table holds as many). */
 #define IOPA_KNEES_MAX		64
+/* A line kept: "<id, at most 40> knee=<4 digits> job_kb=<7 digits>". */
+#define IOPA_KNEES_LINE		80
+/* The largest size of a job kept, KiB: kernel/ctl.h's IOPA_CTL_JOB_KB_MAX. */
+#define IOPA_KNEES_JOB_KB_MAX	1048576U
 
 /* The cache file's path in @buf; false for none. */
 static bool knees_path(char *buf, size_t len)
@@ -91,18 +97,20 @@ bool iopa_knees_id(int fd, char id[IOPA_KNEES_ID_LEN])
 
 /*
  * The lines of the cache file other than @id's, oldest first, up to
- * IOPA_KNEES_MAX - 1 of the newest; *@knee set to @id's knee (0: none).
- * Returns how many were kept in @lines.
+ * IOPA_KNEES_MAX - 1 of the newest; *@knee and *@job_kb set to @id's
+ * knee and size of a job (0: none, not known).  Returns how many were
+ * kept in @lines.
  */
 static unsigned int knees_read(const char *path, const char *id,
-			       char lines[IOPA_KNEES_MAX][64],
-			       unsigned int *knee)
+			       char lines[IOPA_KNEES_MAX][IOPA_KNEES_LINE],
+			       unsigned int *knee, unsigned int *job_kb)
 {
 	char line[128];
-	unsigned int n = 0, k;
+	unsigned int n = 0, k, kb;
 	FILE *f;
 
 	*knee = 0;
+	*job_kb = 0;
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -114,11 +122,14 @@ static unsigned int knees_read(const char *path, const char *id,
 	while (fgets(line, sizeof(line), f)) {
 		char name[41];
 
-		if (sscanf(line, "%40s knee=%u", name, &k) != 2 ||
-		    strncmp(name, "fsid=", 5) || !k || k > IOPA_LIMIT_MAX)
+		kb = 0;
+		if (sscanf(line, "%40s knee=%u job_kb=%u", name, &k, &kb) < 2 ||
+		    strncmp(name, "fsid=", 5) || !k || k > IOPA_LIMIT_MAX ||
+		    kb > IOPA_KNEES_JOB_KB_MAX)
 			continue;
 		if (!strcmp(name, id)) {
 			*knee = k;
+			*job_kb = kb;
 			continue;
 		}
 		/* The newest IOPA_KNEES_MAX - 1 others: drop the oldest. */
@@ -126,7 +137,8 @@ static unsigned int knees_read(const char *path, const char *id,
 			memmove(lines[0], lines[1], sizeof(lines[0]) * (n - 1));
 			n--;
 		}
-		snprintf(lines[n++], sizeof(lines[0]), "%s knee=%u", name, k);
+		snprintf(lines[n++], sizeof(lines[0]), "%s knee=%u job_kb=%u",
+			 name, k, kb);
 	}
 	fclose(f);
 	return n;
@@ -135,17 +147,20 @@ static unsigned int knees_read(const char *path, const char *id,
 /**
  * iopa_knees_lookup() - the cached knee of a device
  * @id: its identity (iopa_knees_id())
+ * @job_kb: set to KiB a job of the workload it was found with (0: not
+ *	known, or no knee)
  *
  * Return: the knee, or 0 if the cache has none.
  */
-unsigned int iopa_knees_lookup(const char *id)
+unsigned int iopa_knees_lookup(const char *id, unsigned int *job_kb)
 {
-	char path[PATH_MAX], lines[IOPA_KNEES_MAX][64];
+	char path[PATH_MAX], lines[IOPA_KNEES_MAX][IOPA_KNEES_LINE];
 	unsigned int knee;
 
+	*job_kb = 0;
 	if (!knees_path(path, sizeof(path)))
 		return 0;
-	knees_read(path, id, lines, &knee);
+	knees_read(path, id, lines, &knee, job_kb);
 	return knee;
 }
 
@@ -168,19 +183,20 @@ static void knees_mkdir(char *path)
  * iopa_knees_save() - remember a device's knee in the cache file
  * @id: its identity (iopa_knees_id())
  * @knee: the knee its controller found
+ * @job_kb: KiB a job of the workload it found it with (0: not known)
  */
-void iopa_knees_save(const char *id, unsigned int knee)
+void iopa_knees_save(const char *id, unsigned int knee, unsigned int job_kb)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 16];
-	char lines[IOPA_KNEES_MAX][64];
-	unsigned int n, i, old;
+	char lines[IOPA_KNEES_MAX][IOPA_KNEES_LINE];
+	unsigned int n, i, old, old_kb;
 	FILE *f;
 	int fd;
 
 	if (!knee || !knees_path(path, sizeof(path)))
 		return;
-	n = knees_read(path, id, lines, &old);
-	if (old == knee)
+	n = knees_read(path, id, lines, &old, &old_kb);
+	if (old == knee && old_kb == job_kb)
 		return;
 	knees_mkdir(path);
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
@@ -196,7 +212,7 @@ void iopa_knees_save(const char *id, unsigned int knee)
 	fprintf(f, IOPA_KNEES_HEADER "\n");
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s\n", lines[i]);
-	fprintf(f, "%s knee=%u\n", id, knee);
+	fprintf(f, "%s knee=%u job_kb=%u\n", id, knee, job_kb);
 	if (fclose(f) != 0 || rename(tmp, path) < 0)
 		unlink(tmp);
 }

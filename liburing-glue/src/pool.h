@@ -23,8 +23,8 @@
 /* src/knees.c: the in-process pool's memory of devices' knees. */
 #define IOPA_KNEES_ID_LEN	32
 bool iopa_knees_id(int fd, char id[IOPA_KNEES_ID_LEN]);
-unsigned int iopa_knees_lookup(const char *id);
-void iopa_knees_save(const char *id, unsigned int knee);
+unsigned int iopa_knees_lookup(const char *id, unsigned int *job_kb);
+void iopa_knees_save(const char *id, unsigned int knee, unsigned int job_kb);
 
 struct inproc;
 

@@ -2520,11 +2520,11 @@ TEST_F_TIMEOUT(load, group_split_linear_and_joins_batched, 180)
 
 /*
  * <sysfs>/class/misc/iopa/knees: the line of device @dev.  1 with its
- * fields, 0 if the device has none, or -errno (-EPROTO: a line of
- * another shape).
+ * fields (*@kb, if not NULL: its job_kb=), 0 if the device has none, or
+ * -errno (-EPROTO: a line of another shape).
  */
 static int knee_of(dev_t dev, unsigned int *knee, unsigned long long *seq,
-		   bool *set)
+		   bool *set, unsigned int *kb)
 {
 	char buf[8192], *line, *save = NULL;
 	int r = iopa_sysfs_read_str("knees", buf, sizeof(buf));
@@ -2533,18 +2533,20 @@ static int knee_of(dev_t dev, unsigned int *knee, unsigned long long *seq,
 		return r;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned int ma, mi, k;
+		unsigned int ma, mi, k, j;
 		unsigned long long ds;
 		char src[16];
 
-		if (sscanf(line, "%u:%u knee=%u diskseq=%llu src=%15s",
-			   &ma, &mi, &k, &ds, src) != 5)
+		if (sscanf(line, "%u:%u knee=%u diskseq=%llu src=%15s job_kb=%u",
+			   &ma, &mi, &k, &ds, src, &j) != 6)
 			return -EPROTO;
 		if (makedev(ma, mi) != dev)
 			continue;
 		*knee = k;
 		*seq = ds;
 		*set = !strcmp(src, "set");
+		if (kb)
+			*kb = j;
 		return 1;
 	}
 	return 0;
@@ -2585,9 +2587,13 @@ TEST_F(load, knee_set_read_forget)
 		"4096:0 knee=3\n", "%u:%u knee=4294967302\n",
 		"0:%u knee=3\n", "%u:%u knee=3 diskseq=x\n",
 		"%u:%u diskseq=1 knee=3\n", "%u:%u  knee=3\n",
+		"%u:%u knee=3 job_kb=1048577\n", "%u:%u knee=3 job_kb=x\n",
+		"%u:%u knee=3 job_kb=\n", "%u:%u knee=3 diskseq=1 diskseq=2\n",
+		"%u:%u knee=3 job_kb=1 job_kb=2\n",
+		"%u:%u knee=3 src=set\n",
 	};
 	unsigned long long seq = 1;
-	unsigned int knee = 0, i;
+	unsigned int knee = 0, kb = 1, i;
 	struct stat sb;
 	bool set = false;
 	char line[64];
@@ -2597,7 +2603,7 @@ TEST_F(load, knee_set_read_forget)
 	LOAD_NULLB(NULLB_DEEP, 1);
 	ASSERT_EQ(0, fstat(self->l.file, &sb));
 	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
-	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set, NULL));
 	EXPECT_EQ(6U, knee);
 	EXPECT_EQ(0ULL, seq) TH_LOG("bound before any job");
 	EXPECT_TRUE(set);
@@ -2610,17 +2616,31 @@ TEST_F(load, knee_set_read_forget)
 		EXPECT_EQ(-EINVAL, iopa_sysfs_write_str("knees", line))
 			TH_LOG("accepted \"%s\"", line);
 	}
-	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set, NULL));
 	EXPECT_EQ(6U, knee);
 	/* what a read shows is valid input: a knee for one disk */
 	snprintf(line, sizeof(line), "%u:%u knee=5 diskseq=77\n",
 		 major(sb.st_rdev), minor(sb.st_rdev));
 	ASSERT_EQ(0, iopa_sysfs_write_str("knees", line));
-	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set, &kb));
 	EXPECT_EQ(5U, knee);
 	EXPECT_EQ(77ULL, seq);
+	EXPECT_EQ(0U, kb) TH_LOG("no size of a job given");
+	/* the size of a job, before or after the diskseq */
+	snprintf(line, sizeof(line), "%u:%u knee=4 job_kb=64 diskseq=78\n",
+		 major(sb.st_rdev), minor(sb.st_rdev));
+	ASSERT_EQ(0, iopa_sysfs_write_str("knees", line));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set, &kb));
+	EXPECT_EQ(4U, knee);
+	EXPECT_EQ(78ULL, seq);
+	EXPECT_EQ(64U, kb);
+	snprintf(line, sizeof(line), "%u:%u knee=4 diskseq=78 job_kb=1048576\n",
+		 major(sb.st_rdev), minor(sb.st_rdev));
+	ASSERT_EQ(0, iopa_sysfs_write_str("knees", line));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set, &kb));
+	EXPECT_EQ(1048576U, kb);
 	ASSERT_EQ(0, knee_set(sb.st_rdev, 0));
-	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set));
+	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set, NULL));
 }
 
 /*
@@ -2643,7 +2663,7 @@ TEST_F(load, starts_from_known_knee)
 	ASSERT_EQ(0, knee_set(sb.st_rdev, 6));
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
 	EXPECT_EQ(6U, st.limit);
-	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set));
+	ASSERT_EQ(1, knee_of(sb.st_rdev, &knee, &seq, &set, NULL));
 	EXPECT_NE(0ULL, seq) TH_LOG("not bound to the disk");
 	EXPECT_EQ(0, knee_set(sb.st_rdev, 0));
 }
@@ -2677,7 +2697,7 @@ TEST_F(load, knee_forgotten_with_its_disk)
 	ASSERT_EQ(sb.st_rdev, sb2.st_rdev);
 	ASSERT_EQ(0, first_job_state(&self->l, &st));
 	EXPECT_EQ(8U, st.limit) TH_LOG("not the cold start");
-	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set))
+	EXPECT_EQ(0, knee_of(sb.st_rdev, &knee, &seq, &set, NULL))
 		TH_LOG("still there: knee %u diskseq %llu", knee, seq);
 }
 
@@ -2712,10 +2732,10 @@ static int run_until_steady(struct load *l, int sub, unsigned int *lo,
 /*
  * With learn_knees @learn, @self's device group runs alone on null_blk
  * until its search ended, and goes: 1 if the knees file then has a line
- * for the device (its fields in *@knee, *@seq, *@set), 0 if not; the
- * STEADY budgets seen in *@lo..*@hi.
+ * for the device (its fields in *@knee, *@seq, *@set, *@kb), 0 if not;
+ * the STEADY budgets seen in *@lo..*@hi.
  */
-#define GROUP_KNEE_AFTER_STEADY(learn, knee, seq, set, lo, hi, r) do { \
+#define GROUP_KNEE_AFTER_STEADY(learn, knee, seq, set, kb, lo, hi, r) do { \
 	struct stat __sb; \
 	int __sub; \
 	SET_LEARN(learn); \
@@ -2728,25 +2748,25 @@ static int run_until_steady(struct load *l, int sub, unsigned int *lo,
 		TH_LOG("the group never reached STEADY"); \
 	ASSERT_WORKERS_OK(&self->l); \
 	load_stop(&self->l); \
-	(r) = knee_of(__sb.st_rdev, (knee), (seq), (set)); \
+	(r) = knee_of(__sb.st_rdev, (knee), (seq), (set), (kb)); \
 	if ((r) == 1) \
 		EXPECT_EQ(0, knee_set(__sb.st_rdev, 0)); \
 } while (0)
 
 /*
- * By default (learn_knees 0) a group learns nothing: the knees file has
- * no line for its device after its search ended and it went.
+ * With learn_knees 0 a group learns nothing: the knees file has no line
+ * for its device after its search ended and it went.
  */
-TEST_F_TIMEOUT(load, knee_not_learned_by_default, 180)
+TEST_F_TIMEOUT(load, knee_not_learned_when_off, 180)
 {
+	unsigned int knee = 0, kb, lo, hi;
 	unsigned long long seq = 0;
-	unsigned int knee = 0, lo, hi;
 	bool set;
 	int r;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device groups are the bracket policy's");
-	GROUP_KNEE_AFTER_STEADY(0, &knee, &seq, &set, &lo, &hi, r);
+	GROUP_KNEE_AFTER_STEADY(0, &knee, &seq, &set, &kb, &lo, &hi, r);
 	EXPECT_EQ(0, r) TH_LOG("learned %u", knee);
 }
 
@@ -2754,25 +2774,29 @@ TEST_F_TIMEOUT(load, knee_not_learned_by_default, 180)
  * With learn_knees 1, a device group that found its knee leaves it
  * behind: once its search ended (STEADY), the knees file holds the
  * budget it settled at, learned and bound to the disk, after the last
- * member left.
+ * member left, with the size of its jobs: 16 O_DIRECT reads of 4 KiB
+ * each, 64 KiB (bytes of jobs a cycle's end cuts in two fall on either
+ * side: within 2x).
  */
 TEST_F_TIMEOUT(load, knee_learned_from_group, 180)
 {
-	unsigned int knee = 0, lo, hi;
+	unsigned int knee = 0, kb = 0, lo, hi;
 	unsigned long long seq = 0;
 	bool set = true;
 	int r;
 
 	if (variant->policy != IOPA_POLICY_BRACKET)
 		SKIP(return, "device groups are the bracket policy's");
-	GROUP_KNEE_AFTER_STEADY(1, &knee, &seq, &set, &lo, &hi, r);
+	GROUP_KNEE_AFTER_STEADY(1, &knee, &seq, &set, &kb, &lo, &hi, r);
 	ASSERT_EQ(1, r);
-	TH_LOG("knee %u (steady budgets %u..%u) diskseq %llu", knee, lo, hi,
-	       seq);
+	TH_LOG("knee %u (steady budgets %u..%u) diskseq %llu job_kb %u", knee,
+	       lo, hi, seq, kb);
 	EXPECT_FALSE(set);
 	EXPECT_NE(0ULL, seq);
 	EXPECT_LE(lo, knee);
 	EXPECT_GE(hi, knee);
+	EXPECT_LE(32U, kb);
+	EXPECT_GE(128U, kb);
 }
 
 /*
@@ -2813,7 +2837,7 @@ TEST_F_TIMEOUT(load, knee_left_by_a_short_group, 120)
 	TH_LOG("budget %u mode %u when the load stopped", st.budget, st.mode);
 	ASSERT_WORKERS_OK(&self->l);
 	load_stop(&self->l);
-	r = knee_of(sb.st_rdev, &knee, &seq, &set);
+	r = knee_of(sb.st_rdev, &knee, &seq, &set, NULL);
 	ASSERT_EQ(1, r);
 	TH_LOG("knee %u diskseq %llu", knee, seq);
 	EXPECT_FALSE(set);

@@ -172,8 +172,8 @@ ok $? "status (text): exit 0, ABI version, tunables, submitters of all contexts"
 # A knee set for a device number nothing uses, shown, then forgotten.
 if [ -w "$S/knees" ] && echo "7:77 knee=5 diskseq=9" >"$S/knees"; then
 	ctl status
-	[ $rc = 0 ] && grep -qx '  7:77 knee 5 diskseq 9 set' "$W/out"
-	ok $? "status (text): a knee written to knees is listed (device, knee, diskseq, set)"
+	[ $rc = 0 ] && grep -qx '  7:77 knee 5 diskseq 9 set job_kb 0' "$W/out"
+	ok $? "status (text): a knee written to knees is listed (device, knee, diskseq, set, job_kb)"
 	[ $rc = 0 ] || { show "$W/out"; show "$W/err"; }
 	echo "7:77 knee=0" >"$S/knees"
 else

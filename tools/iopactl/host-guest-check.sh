@@ -19,7 +19,7 @@ chmod 777 "$R/subs"
 # The module's defaults.
 set -- max_jobs 16384 max_submitters 256 max_user_submitters 1024 \
 	max_workers 1024 \
-	max_total_jobs 262144 learn_knees 0 increase_threshold 1100 \
+	max_total_jobs 262144 learn_knees 1 increase_threshold 1100 \
 	decrease_threshold 900 \
 	fast_cycle_ms 500 normal_cycle_ms 1000 hold_cycle_ms 6000 history 3 \
 	init_limit 0 fast_cap 0 max_limit 256 gain_threshold 1050 \

@@ -285,6 +285,8 @@ enum ctl_scope {
  * @knee: the jobs in flight a start-up begins at
  * @diskseq: the disk's sequence number (0: not known)
  * @src: "learned" or "set"
+ * @job_kb: KiB a job of the workload the knee was found with (0: not
+ *	known, or a module without the field)
  */
 struct ctl_knee {
 	uint32_t	major;
@@ -292,11 +294,12 @@ struct ctl_knee {
 	uint32_t	knee;
 	uint64_t	diskseq;
 	char		src[8];
+	uint32_t	job_kb;
 };
 
 /*
- * Parse the knees file's text: one "MAJ:MIN knee=N diskseq=S src=W"
- * line per device.  Returns the devices (at most @max written), or
+ * Parse the knees file's text: one "MAJ:MIN knee=N diskseq=S src=W
+ * [job_kb=K]" line per device.  Returns the devices (at most @max written), or
  * -EINVAL for a line in another format.  Pure (parse.c).
  */
 int ctl_knees_parse(const char *text, struct ctl_knee *k, size_t max);

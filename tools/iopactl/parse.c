@@ -151,16 +151,24 @@ int ctl_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* One "MAJ:MIN knee=N diskseq=S src=W" line, NUL- or newline-ended. */
+/*
+ * One "MAJ:MIN knee=N diskseq=S src=W [job_kb=K]" line, NUL- or
+ * newline-ended (job_kb: added in November 2026; older modules have none).
+ */
 static int knee_line(const char *l, struct ctl_knee *k)
 {
-	unsigned long long maj, min, knee, seq;
+	unsigned long long maj, min, knee, seq, kb = 0;
 	char src[8];
-	int n = 0;
+	int n = 0, m = 0;
 
 	if (sscanf(l, "%llu:%llu knee=%llu diskseq=%llu src=%7[a-z]%n", &maj,
-		   &min, &knee, &seq, src, &n) != 5 ||
-	    (l[n] && l[n] != '\n') || maj > UINT32_MAX || min > UINT32_MAX ||
+		   &min, &knee, &seq, src, &n) != 5)
+		return -EINVAL;
+	if (!strncmp(l + n, " job_kb=", 8) &&
+	    (sscanf(l + n, " job_kb=%llu%n", &kb, &m) != 1 || kb > UINT32_MAX))
+		return -EINVAL;
+	n += m;
+	if ((l[n] && l[n] != '\n') || maj > UINT32_MAX || min > UINT32_MAX ||
 	    !knee || knee > UINT32_MAX ||
 	    (strcmp(src, "learned") && strcmp(src, "set")))
 		return -EINVAL;
@@ -169,6 +177,7 @@ static int knee_line(const char *l, struct ctl_knee *k)
 	k->knee = (uint32_t)knee;
 	k->diskseq = seq;
 	memcpy(k->src, src, sizeof(k->src));
+	k->job_kb = (uint32_t)kb;
 	return 0;
 }
 

@@ -250,10 +250,11 @@ void ctl_render_status_text(FILE *f, const struct ctl_snapshot *s)
 		else
 			fputc('\n', f);
 		for (i = 0; i < s->nr_knees; i++)
-			fprintf(f, "  %u:%u knee %u diskseq %" PRIu64 " %s\n",
+			fprintf(f, "  %u:%u knee %u diskseq %" PRIu64
+				" %s job_kb %u\n",
 				s->knees[i].major, s->knees[i].minor,
 				s->knees[i].knee, s->knees[i].diskseq,
-				s->knees[i].src);
+				s->knees[i].src, s->knees[i].job_kb);
 	}
 	if (s->module_loaded && s->scope != CTL_SCOPE_NONE) {
 		fprintf(f, "\nsubmitters (%s): %zu\n",
@@ -510,6 +511,7 @@ void ctl_render_status_json(FILE *f, const struct ctl_snapshot *s)
 			ctl_jw_u64(&w, "knee", s->knees[i].knee);
 			ctl_jw_u64(&w, "diskseq", s->knees[i].diskseq);
 			ctl_jw_str(&w, "source", s->knees[i].src);
+			ctl_jw_u64(&w, "job_kb", s->knees[i].job_kb);
 			ctl_jw_obj_end(&w);
 		}
 		ctl_jw_arr_end(&w);

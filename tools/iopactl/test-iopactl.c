@@ -778,8 +778,8 @@ static void fake_snapshot(struct ctl_snapshot *s, size_t nr)
 		snprintf(s->tot[i].s, sizeof(s->tot[i].s), "%" PRIu64, s->tot[i].u);
 	}
 	s->nr_knees = 2;
-	s->knees[0] = (struct ctl_knee){ 8, 0, 8, 3, "set" };
-	s->knees[1] = (struct ctl_knee){ 253, 1, 2, 0, "learned" };
+	s->knees[0] = (struct ctl_knee){ 8, 0, 8, 3, "set", 0 };
+	s->knees[1] = (struct ctl_knee){ 253, 1, 2, 0, "learned", 100 };
 	s->scope = CTL_SCOPE_ALL;
 	s->nr = nr;
 	s->total = (uint32_t)nr;
@@ -972,6 +972,10 @@ static void test_knees_parse(void)
 		"8:0 knee=0 diskseq=3 src=set",
 		"8:0 knee=8 diskseq=3 src=guessed",
 		"8:0 knee=8 diskseq=3 src=set extra",
+		"8:0 knee=8 diskseq=3 src=set job_kb=",
+		"8:0 knee=8 diskseq=3 src=set job_kb=x",
+		"8:0 knee=8 diskseq=3 src=set job_kb=4294967296",
+		"8:0 knee=8 diskseq=3 src=set job_kb=4 extra",
 		"8 knee=8 diskseq=3 src=set",
 		"8:0 knee=4294967296 diskseq=3 src=set",
 		"8:0 knee=8 diskseq=3 src=set\ngarbage",
@@ -981,12 +985,13 @@ static void test_knees_parse(void)
 	int n;
 
 	n = ctl_knees_parse("8:0 knee=8 diskseq=3 src=set\n"
-			    "253:1 knee=2 diskseq=0 src=learned", k, 3);
+			    "253:1 knee=2 diskseq=0 src=learned job_kb=100", k, 3);
 	ok(n == 2 && k[0].major == 8 && k[0].minor == 0 && k[0].knee == 8 &&
 	   k[0].diskseq == 3 && !strcmp(k[0].src, "set") &&
 	   k[1].major == 253 && k[1].minor == 1 && k[1].knee == 2 &&
-	   !strcmp(k[1].src, "learned"),
-	   "knees: two lines parsed (%d)", n);
+	   !strcmp(k[1].src, "learned") && k[0].job_kb == 0 &&
+	   k[1].job_kb == 100,
+	   "knees: two lines parsed, job_kb optional (%d)", n);
 	ok(ctl_knees_parse("", k, 3) == 0, "knees: an empty file is no device");
 	ok(ctl_knees_parse("1:1 knee=1 diskseq=1 src=set\n2:2 knee=2 diskseq=2 src=set", k, 1) == 1 &&
 	   k[0].major == 1, "knees: at most max kept");
@@ -1045,7 +1050,7 @@ static void test_status_text(void)
 	free(text);
 	s.feat.features |= IOPA_FEAT_SHARE;
 	text = status_text(&s);
-	ok(text && strstr(text, "\nknees (" CTL_SYSFS_DIR "/knees):\n  8:0 knee 8 diskseq 3 set\n  253:1 knee 2 diskseq 0 learned\n"),
+	ok(text && strstr(text, "\nknees (" CTL_SYSFS_DIR "/knees):\n  8:0 knee 8 diskseq 3 set job_kb 0\n  253:1 knee 2 diskseq 0 learned job_kb 100\n"),
 	   "status text: the devices' knees, one a line");
 	free(text);
 	s.nr_knees = 0;

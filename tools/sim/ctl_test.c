@@ -874,7 +874,7 @@ TEST(bracket_starts_at_a_known_knee)
 
 	iopa_ctl_params_default(&p, 2);
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16, 0));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
 	/* the knee checked, it stays (a hard knee at 16) */
@@ -882,17 +882,17 @@ TEST(bracket_starts_at_a_known_knee)
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	/* at the start limit: nothing to skip */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 8));
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 8, 0));
 	EXPECT_EQ(8, iopa_ctl_limit(&c));
 	/* below the start (a shallow device): it starts there, and stays */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 3));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 3, 0));
 	EXPECT_EQ(3, iopa_ctl_limit(&c));
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee3, 40));
 	EXPECT_EQ(3, iopa_ctl_limit(&c));
 	/* a knee too low: the doublings leave it */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 10));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 10, 0));
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee40, 60));
 	EXPECT_LE(40, iopa_ctl_limit(&c));
 	EXPECT_GE(44, iopa_ctl_limit(&c));
@@ -900,14 +900,14 @@ TEST(bracket_starts_at_a_known_knee)
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	feed(&c, &p, dev_knee16(8), false, true);	/* transient */
 	feed(&c, &p, dev_knee16(8), false, true);
-	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 16));
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 16, 0));
 	p.init_limit = 6;
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 16));
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 16, 0));
 	EXPECT_EQ(6, iopa_ctl_limit(&c));
 	p.init_limit = 0;
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_HILLCLIMB);
-	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 16));
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 16, 0));
 }
 
 /*
@@ -925,30 +925,128 @@ TEST(bracket_known_knee_on_a_rotational_disk_probes_one_job)
 	iopa_ctl_params_default(&p, 2);
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	iopa_ctl_set_start(&c, &p, 1);
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8, 0));
 	EXPECT_EQ(8, iopa_ctl_limit(&c));
 	ASSERT_LT(0, until_steady(&c, &p, dev_disk1m, 60));
 	EXPECT_EQ(1, iopa_ctl_limit(&c));
 	/* a virtio disk that says "rotational": the knee holds */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	iopa_ctl_set_start(&c, &p, 1);
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16, 0));
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 60));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	/* a knee of 2 saves less than the probe costs: not used */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	iopa_ctl_set_start(&c, &p, 1);
-	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 2));
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 2, 0));
 	EXPECT_EQ(1, iopa_ctl_limit(&c));
 	/* the probe keeps within the bounds (a group of two: min 2) */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	iopa_ctl_set_start(&c, &p, 1);
-	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8, 0));
 	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 2, 0));
 	for (int i = 0; i < 4; i++) {
 		feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
 		EXPECT_LE(2, iopa_ctl_limit(&c));
 	}
+}
+
+/*
+ * The model disk's 100 KB files (+33% from 1 job to 4, flat beyond), in
+ * samples that say how much the jobs read: @kb KiB a job.
+ */
+static bool feed_disk100k(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			  u32 kb)
+{
+	u32 n = iopa_ctl_limit(c), ms = iopa_ctl_next_cycle_ms(c, p);
+	u32 permille = n <= 1 ? 746 : n < 4 ? 902 : 1000;
+	struct iopa_ctl_sample s = fed(0, ms);
+
+	/* up to FEED_JOBS jobs of @kb KiB each in @ms */
+	s.completions = FEED_JOBS * permille / 1000;
+	s.tput = (u64)s.completions * kb * 1024 * 1000 / ms;
+	s.block_io = true;
+	return iopa_ctl_update(c, p, &s, NULL);
+}
+
+/*
+ * A known knee on a "rotational" disk found with jobs of the size the
+ * new ones have (within 4x: the same workload run again) is not probed
+ * at one job; jobs of another size (10x) are.  A size of 0 (not known)
+ * probes, as before.
+ */
+TEST(bracket_known_knee_of_the_same_jobs_is_not_probed)
+{
+	static const struct {
+		u32 known_kb, kb;
+		bool probed;
+	} cases[] = {
+		{ 100, 100, false }, { 100, 30, false }, { 100, 390, false },
+		{ 100, 1000, true }, { 1000, 100, true }, { 0, 100, true },
+	};
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	unsigned int i, k;
+
+	iopa_ctl_params_default(&p, 2);
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		bool one = false;
+
+		iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+		iopa_ctl_set_start(&c, &p, 1);
+		ASSERT_TRUE(iopa_ctl_set_known(&c, &p, 4, cases[k].known_kb));
+		for (i = 0; i < 6; i++) {
+			feed_disk100k(&c, &p, cases[k].kb);
+			one |= iopa_ctl_limit(&c) == 1;
+		}
+		EXPECT_EQ(cases[k].probed, one)
+			TH_LOG("known %u KiB, jobs of %u", cases[k].known_kb,
+			       cases[k].kb);
+		/* either way the knee is where it ends */
+		for (i = 0; i < 60 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
+		     i++)
+			feed_disk100k(&c, &p, cases[k].kb);
+		EXPECT_LE(4, iopa_ctl_limit(&c));
+	}
+}
+
+/*
+ * The size of a job is what the measured cycles read over their jobs:
+ * none before a cycle with I/O, cache hits not counted, at least 1 KiB
+ * once anything was read.
+ */
+/* A 500 ms cycle of 100 jobs that read @bytes each (0: cache hits). */
+static void feed_100_jobs(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			  u64 bytes)
+{
+	struct iopa_ctl_sample s = fed(100 * bytes * 2, 500);
+
+	s.completions = 100;
+	s.block_io = bytes != 0;
+	s.cached = !bytes;
+	iopa_ctl_update(c, p, &s, NULL);
+}
+
+TEST(job_size_is_measured_over_the_cycles)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_EQ(0U, iopa_ctl_job_kb(&c));
+	feed_100_jobs(&c, &p, 64 * 1024);
+	EXPECT_EQ(64U, iopa_ctl_job_kb(&c));
+	/* a cycle of cache hits says nothing of the size */
+	feed_100_jobs(&c, &p, 0);
+	EXPECT_EQ(64U, iopa_ctl_job_kb(&c));
+	/* jobs of 192 KiB: the mean over both, 128 */
+	feed_100_jobs(&c, &p, 192 * 1024);
+	EXPECT_EQ(128U, iopa_ctl_job_kb(&c));
+	/* tiny jobs: 1 KiB at least */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_100_jobs(&c, &p, 100);
+	EXPECT_EQ(1U, iopa_ctl_job_kb(&c));
 }
 
 /*

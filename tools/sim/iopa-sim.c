@@ -39,7 +39,7 @@ static void usage(void)
 		"usage: iopa-sim [--table | --fit | --curve | --noise | --list | --sweep |\n"
 		"                 --seeds N | --trace] [-s SCENARIO] [-p POLICY] [--seed N]\n"
 		"                [--ncpus N] [--duration MS] [--fixed N] [--knee N] [--rotational]\n"
-		"                [--job-scale X]\n"
+		"                [--knee-kb KIB] [--job-scale X]\n"
 		"                [--set PARAM=VALUE]... [--model NAME=VALUE]... [--csum-ms X]\n"
 		"                [--quiet]\n");
 	exit(2);
@@ -819,6 +819,8 @@ int main(int argc, char **argv)
 			cl.o.fixed = atoi(argv[++i]);
 		} else if (!strcmp(a, "--knee")) {
 			cl.o.knee = atoi(argv[++i]);
+		} else if (!strcmp(a, "--knee-kb")) {
+			cl.o.knee_kb = atoi(argv[++i]);
 		} else if (!strcmp(a, "--csum-ms")) {
 			cl.o.csum_ms_per_100k = atof(argv[++i]);
 		} else if (!strcmp(a, "--set") && cl.nset < 16) {

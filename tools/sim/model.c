@@ -1214,7 +1214,8 @@ static int gm_join(struct gm *g, unsigned int t)
 	if (g->sc->dev.kind == GM_DEV_HDD || g->r->rotational)
 		iopa_ctl_set_start(&tn->c, g->r->p, 1);
 	if (g->r->knee)
-		iopa_ctl_set_known(&tn->c, g->r->p, g->r->knee);
+		iopa_ctl_set_known(&tn->c, g->r->p, g->r->knee,
+				   g->r->knee_kb);
 	if (g->r->fixed)
 		iopa_ctl_set_fixed(&tn->c, g->r->fixed);
 	tn->cold = true;

@@ -229,6 +229,7 @@ struct gm_run {
 	int policy;
 	unsigned int fixed;
 	unsigned int knee;
+	unsigned int knee_kb;
 	int rotational;
 	unsigned int ncpus;
 	double dur_ms;

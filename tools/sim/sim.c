@@ -926,6 +926,7 @@ static int g_run(const struct g_setup *gs, const struct iopa_ctl_params *p,
 	r->policy = pol;
 	r->fixed = fixed;
 	r->knee = o->knee;
+	r->knee_kb = o->knee_kb;
 	r->rotational = o->rotational;
 	r->ncpus = gs->ncpus;
 	r->dur_ms = gs->dur_ms;

@@ -152,6 +152,8 @@ void sim_model_print(const struct sim_model *m, const char *prefix);
  * @fixed: > 0: no controller, this limit
  * @knee: guest-like: > 0: the device's remembered knee, given to each
  *	submitter at its first job (iopa_ctl_set_known(), kernel/knee.c)
+ * @knee_kb: guest-like: KiB a job of the workload the knee was found with
+ *	(0: not known: a "rotational" start from it probes one job)
  * @rotational: guest-like: the device says it is rotational even if it
  *	is not (a virtio disk): the start limit is 1
  * @trace: print every cycle on stdout, as # lines
@@ -169,6 +171,7 @@ struct sim_opts {
 	unsigned int best_max;
 	int fixed;
 	unsigned int knee;
+	unsigned int knee_kb;
 	int rotational;
 	int trace;
 	int quiet;

@@ -25,23 +25,23 @@ mkdir -p "$W/disk/by-id" "$W/disk/by-path"
 ln -s /dev/null "$W/disk/by-id/ata-MODEL_SERIAL"
 ln -s /dev/zero "$W/disk/by-path/pci-0000:00:04.0"
 ln -s /dev/zero "$W/disk/by-path/pci-0000:00:04.0-part1-gone-XX"
-printf '%s\n' "1:3 knee=7 diskseq=4 src=learned" \
+printf '%s\n' "1:3 knee=7 diskseq=4 src=learned job_kb=100" \
 	"1:5 knee=2 diskseq=0 src=set" "9:9 knee=3 diskseq=1 src=learned" \
 	>"$W/knees"
 export IOPA_KNEES_SYSFS=$W/knees IOPA_KNEES_DISKS=$W/disk
 
 saved() {
 	"$K" save "$W/state" 2>"$W/err" || return 1
-	diff <(printf '%s\n' "# iopa knees v1" "by-id/ata-MODEL_SERIAL knee=7" \
+	diff <(printf '%s\n' "# iopa knees v1" "by-id/ata-MODEL_SERIAL knee=7 job_kb=100" \
 		"by-path/pci-0000:00:04.0 knee=2") "$W/state" &&
 		grep -q "9:9 has no stable name" "$W/err"
 }
-t "save: by-id first, else by-path; a device without a name left out" saved
+t "save: by-id first, else by-path, job_kb kept if told; a device without a name left out" saved
 
 restored() {
 	: >"$W/knees"
 	"$K" restore "$W/state" || return 1
-	diff <(printf '%s\n' "1:3 knee=7" "1:5 knee=2") "$W/knees"
+	diff <(printf '%s\n' "1:3 knee=7 job_kb=100" "1:5 knee=2") "$W/knees"
 }
 t "restore: each saved name resolved to MAJ:MIN and written" restored
 

@@ -645,12 +645,13 @@ TEST_F(inproc, knee_cache_other_format_ignored)
 
 /*
  * A pool whose controller found a knee leaves it in the cache at close,
- * keyed by its file system, the other devices' lines kept.
+ * keyed by its file system, with the size of its jobs (job_kb=), the
+ * other devices' lines kept (an old line without job_kb= too).
  */
 TEST_F_TIMEOUT(inproc, knee_cache_learned_at_close, 60)
 {
 	char path[] = "/tmp/iopa-knees.XXXXXX", line[64], buf[512];
-	unsigned int next = 0, knee = 0;
+	unsigned int next = 0, knee = 0, kb = 0;
 	time_t end = time(NULL) + 4;
 	int fd = mkstemp(path);
 	ssize_t n;
@@ -683,9 +684,11 @@ TEST_F_TIMEOUT(inproc, knee_cache_learned_at_close, 60)
 	line[27] = 0;		/* "fsid=<16 hex> knee=" */
 	l = strstr(buf, line);
 	ASSERT_NE(NULL, l) TH_LOG("no line for %s", line);
-	EXPECT_EQ(1, sscanf(l + 27, "%u", &knee));
+	EXPECT_EQ(2, sscanf(l + 27, "%u job_kb=%u", &knee, &kb))
+		TH_LOG("no job_kb= after the knee");
 	EXPECT_LE(1u, knee);
 	EXPECT_GE(16u, knee);
+	EXPECT_GE(1048576u, kb);
 }
 
 /*
