@@ -398,6 +398,11 @@ enum {
 	 * 4x (iopa_ctl_br_double()).
 	 */
 	IOPA_CTL_BR_LEAP_PERMILLE	= 1500,
+	/*
+	 * The fewest jobs a measurement at a known knee must have ended for
+	 * their size to be compared with the knee's (iopa_ctl_br_same_jobs()).
+	 */
+	IOPA_CTL_BR_SAME_JOBS_MIN	= 4,
 
 	/*
 	 * Others' share of the device (per mille of what it completed,
@@ -1497,17 +1502,20 @@ static void iopa_ctl_br_double(struct iopa_ctl *c,
 
 /*
  * Jobs in sample @s of about the size (within 4x) of those the known
- * knee was found with: the same workload, whose knee the knee is.
+ * knee was found with: the same workload, whose knee the knee is.  Not
+ * from fewer than IOPA_CTL_BR_SAME_JOBS_MIN jobs (of large files, the
+ * bytes of those still running weigh on few), nor from cache hits.
  */
 static bool iopa_ctl_br_same_jobs(const struct iopa_ctl *c,
 				  const struct iopa_ctl_sample *s)
 {
-	u64 kb;
+	u64 bytes, known = (u64)c->br_known_kb * 1024;
 
-	if (!c->br_known_kb || !s->completions)
+	if (!known || !s->block_io ||
+	    s->completions < IOPA_CTL_BR_SAME_JOBS_MIN)
 		return false;
-	kb = div64_u64(s->tput * s->elapsed_ms, 1000ULL * 1024 * s->completions);
-	return kb * 4 >= c->br_known_kb && kb <= 4 * (u64)c->br_known_kb;
+	bytes = div64_u64(s->tput * s->elapsed_ms, 1000ULL * s->completions);
+	return bytes * 4 >= known && bytes <= 4 * known;
 }
 
 static void iopa_ctl_br_fast(struct iopa_ctl *c,
@@ -1691,6 +1699,9 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 	c->br_restarted = 1;
 	c->br_floor = 0;
 	c->reprobes = 0;
+	/* The knee searched for now is another load's: so are its jobs. */
+	c->job_bytes = 0;
+	c->job_n = 0;
 	iopa_ctl_br_shift_clear(c);
 	c->br_ref_at = 0;
 	iopa_ctl_br_break(c);
@@ -2209,8 +2220,10 @@ u32 iopa_ctl_left_knee(const struct iopa_ctl *c)
  * iopa_ctl_job_kb() - the size of the jobs measured so far
  * @c: the controller
  *
- * Over the cycles measured (not those of cache hits), what the jobs read
- * from the device a job, to be remembered with a knee
+ * Over the cycles measured (not those of cache hits) since the start or
+ * the bracket search's last restart (the load changed: the knee searched
+ * for since is the new load's), what the jobs read from the device a
+ * job, to be remembered with a knee
  * (iopa_ctl_set_known()).
  *
  * Return: KiB a job, 1..IOPA_CTL_JOB_KB_MAX if the jobs read anything; 0

@@ -283,7 +283,8 @@ struct iopa_ctl_sample {
  * @br_known_kb: bracket: the size of a job, in KiB, of the workload a
  *	known knee was found with (iopa_ctl_set_known()); 0: not known
  * @job_bytes: bytes the jobs read from the device in the cycles measured
- *	so far, for the size of a job (iopa_ctl_job_kb())
+ *	since the start or the last restart (bracket: a new load), for the
+ *	size of a job (iopa_ctl_job_kb())
  * @job_n: jobs that ended in those cycles
  * @br_fours: bracket: the submitter's bytes in the window under way
  * @br_fdev: bracket: the device's bytes (everyone's reads) in it

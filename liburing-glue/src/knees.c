@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 #define IOPA_KNEES_HEADER	"# iopa knees v1"
-/* Devices remembered (the module's table holds as many). */
+/* Devices remembered (the module's table holds 51: a sysfs page). */
 #define IOPA_KNEES_MAX		64
 /* A line kept: "<id, at most 40> knee=<4 digits> job_kb=<7 digits>". */
 #define IOPA_KNEES_LINE		80
@@ -196,7 +196,9 @@ void iopa_knees_save(const char *id, unsigned int knee, unsigned int job_kb)
 	if (!knee || !knees_path(path, sizeof(path)))
 		return;
 	n = knees_read(path, id, lines, &old, &old_kb);
-	if (old == knee && old_kb == job_kb)
+	/* Not rewritten for a size of a job that moved less than 25%. */
+	if (old == knee && (uint64_t)job_kb * 4 >= (uint64_t)old_kb * 3 &&
+	    (uint64_t)job_kb * 4 <= (uint64_t)old_kb * 5)
 		return;
 	knees_mkdir(path);
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
