@@ -2152,11 +2152,12 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 {
 	/*
 	 * On a "rotational" disk a knee of 2 saves one doubling and costs
-	 * the one-job probe: no start from it (iopa-sim: worse on every
-	 * model).
+	 * the one-job probe (iopa-sim: worse on every model): no start from
+	 * it unless the size of its jobs is known, so that the same
+	 * workload skips the probe.
 	 */
 	if (p->init_limit || !knee || iopa_ctl_clamp(c, knee) == c->base ||
-	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2) ||
+	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2 && !job_kb) ||
 	    c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode != IOPA_CTL_MODE_FAST || c->limit != c->base ||
 	    c->base != c->br_start || c->br_n || c->br_streak)

@@ -402,9 +402,13 @@ void iopa_inproc_destroy(struct inproc *q)
 {
 	unsigned int i;
 
-	/* A knee found (the search ended there): the next run starts there. */
+	/*
+	 * A knee found, or where a search that never ended got (a run of
+	 * seconds; the knee is not below it), as the module's device groups
+	 * leave it (kernel/knee.c): the next run starts there.
+	 */
 	if (q->dev_id[0])
-		iopa_knees_save(q->dev_id, iopa_ctl_settled_knee(&q->ctl),
+		iopa_knees_save(q->dev_id, iopa_ctl_left_knee(&q->ctl),
 				iopa_ctl_job_kb(&q->ctl));
 
 	for (i = 0; i < q->nr_pend; i++) {

@@ -24,8 +24,10 @@
  *   their UUID; xfs's is its device's number) and the same for
  *   every file of one file system, which is what the jobs read.  A file
  *   system whose id is 0 gets no memory.
- * - Written when a pool closes whose controller's search had ended there
- *   (iopa_ctl_settled_knee()): that device's line is replaced or added at the end,
+ * - Written when a pool closes: the knee its controller's search ended
+ *   at, or the base it had reached (iopa_ctl_left_knee(): a run of
+ *   seconds never settles, and the knee is not below that base); that
+ *   device's line is replaced or added at the end,
  *   the oldest lines beyond IOPA_KNEES_MAX dropped, through a temporary
  *   file renamed over the old one (two pools closing at once: the last
  *   one's file stands).

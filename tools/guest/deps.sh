@@ -30,7 +30,7 @@ fi
 pkgs_build="make gcc gcc-12 libc6-dev libelf1 libssl3 zlib1g pahole bc
 	liburing-dev pkg-config apt dpkg xz-utils ca-certificates libssl-dev"
 pkgs_guest="qemu-system-x86 busybox-static fio cpio kmod e2fsprogs xz-utils trace-cmd bpftrace
-	coreutils udev"
+	coreutils udev procps"
 pkgs_check="perl python3 python3-docutils python3-prometheus-client g++ groff-base man-db"
 pkgs_bench="python3 python3-matplotlib"
 pkgs_debug="flex bison bc libelf-dev libssl-dev dpkg-dev xz-utils"

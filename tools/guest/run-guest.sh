@@ -18,7 +18,9 @@
 # Exit status 0 only if the guest printed "IOPA-GUEST-EXIT rc=0" and the
 # console shows no kernel warning, BUG, oops, lockup, hung task, refcount,
 # list corruption, sanitizer report or call trace.  A guest still running
-# after --timeout seconds is killed and fails.  The console goes to stdout as
+# after --timeout seconds is killed and fails; one that has not printed
+# "IOPA-GUEST-START" within GUEST_BOOT_TIMEOUT seconds (default 180) is
+# killed and booted once more (see below).  The console goes to stdout as
 # it comes and to --log (default build/guest/<script name>-<series>.log).
 # --result FILE gets the verdict as shell variables: TIMED_OUT=0|1,
 # MARKER=0|1, GUEST_RC=N (empty without marker), PROBLEMS=N (kernel lines).
@@ -110,9 +112,26 @@ fi
 echo "run-guest: $KVER, $SMP vCPU, $MEM MB, ${accel^^}, timeout ${TIMEOUT}s, log $LOG" >&2
 start=$(date +%s.%N)
 # A guest that crashes before it reaches /init (seen once in ~40 boots:
-# an int3 oops in sched_clock_cpu under TCG) has not loaded the module
-# nor run anything: that boot is retried once, its log kept beside.
+# an int3 oops in sched_clock_cpu under TCG), or hangs after the kernel
+# ran /init without the script's first line (seen once, on 6.1, under
+# TCG, spinning until the --timeout), has not loaded the module nor run
+# anything: that boot is retried once, its log kept beside.  A watcher
+# polls the log for the first line (a boot takes 3-10 s here) and kills
+# QEMU when GUEST_BOOT_TIMEOUT passes without it.
+BOOT_TIMEOUT=${GUEST_BOOT_TIMEOUT:-180}
 for attempt in 1 2; do
+	: >"$LOG"
+	(
+		i=0
+		while [ "$i" -lt "$BOOT_TIMEOUT" ]; do
+			sleep 1
+			grep -q '^IOPA-GUEST-START' "$LOG" && exit 0
+			i=$((i + 1))
+		done
+		echo "run-guest: no IOPA-GUEST-START within ${BOOT_TIMEOUT}s of the boot: killing QEMU" >&2
+		pkill -f -- "-initrd $initrd "
+	) &
+	watcher=$!
 	set +e
 	# -serial stdio with stdin from /dev/null: nothing touches the terminal.
 	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
@@ -123,13 +142,15 @@ for attempt in 1 2; do
 		"${disk_args[@]}" </dev/null 2>&1 |
 		sed -u 's/\r$//' | tee "$LOG"
 	qrc=${PIPESTATUS[0]}
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
 	set -e
 	if [ "$attempt" = 2 ] || grep -q '^IOPA-GUEST-START' "$LOG"; then
 		break
 	fi
 	mv "$LOG" "$LOG.boot-failure"
-	echo "run-guest: the guest crashed before /init (log: $LOG.boot-failure);" \
-		"nothing ran yet, booting once more" >&2
+	echo "run-guest: the guest crashed or hung before its script started" \
+		"(log: $LOG.boot-failure); nothing ran yet, booting once more" >&2
 done
 end=$(date +%s.%N)
 

@@ -19,8 +19,10 @@
 # where best_fixed is the N with the lowest median time, A and B the
 # median times, F = 100 * B / A, and LO..HI the range of that ratio over
 # the rounds.  Nothing else may run on the machine meanwhile: it measures
-# wall-clock time.  No knee cache (IOPA_KNEES_CACHE unset): every run
-# starts as on a device never seen.
+# wall-clock time.  A knee cache of its own (IOPA_KNEES_CACHE in the
+# scratch directory, not the user's), as a user's runs have one: the
+# first adaptive run starts as on a device never seen, the next ones
+# where the one before got (pinned runs leave nothing there).
 #
 # The cold runs drop the files with posix_fadvise(POSIX_FADV_DONTNEED)
 # after sync(1), from python3 (no root needed, unlike drop_caches; the
@@ -32,8 +34,8 @@ set -u
 D=$(cd "$(dirname "$0")" && pwd)
 ROUNDS=${1:-3}
 LIMITS=${SUM_LIMITS:-1 2 4 8 16}
-unset IOPA_KNEES_CACHE
 T=$(mktemp -d "${TMPDIR:-/tmp}/iopa-sum-fixed.XXXXXX") || exit 1
+export IOPA_KNEES_CACHE=$T/knees
 trap 'rm -rf "$T"' EXIT
 export LC_ALL=C
 

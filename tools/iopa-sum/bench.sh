@@ -16,6 +16,8 @@ D=$(cd "$(dirname "$0")" && pwd)
 N=${1:-60000}
 RUNS=${2:-5}
 T=$(mktemp -d "${TMPDIR:-/tmp}/iopa-sum-bench.XXXXXX") || exit 1
+# the pool's knee cache in the scratch directory, not the user's
+export IOPA_KNEES_CACHE=$T/knees
 trap 'rm -rf "$T"' EXIT
 export LC_ALL=C
 made=$("$D/mktree" "$T/tree" "$N") || exit 1

@@ -28,6 +28,9 @@ rc_is() {	# WANT COMMAND...: the command exits with status WANT
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The pool's knee cache goes to $HOME/.cache by default: not ours.
+export HOME=$tmp/home
+unset XDG_CACHE_HOME IOPA_KNEES_CACHE
 
 t "no operand: usage, status 2" rc_is 2 ./iopa-sum
 t "bad option: status 2" rc_is 2 ./iopa-sum --no-such-option x
@@ -56,6 +59,16 @@ if [ ! -e /dev/iopa ]; then
 		 [ "$out" = "$(sha256sum iopa-sum.1 iopa-sum.c)" ] &&
 		 grep -q "(in process)" '"$tmp"'/err'
 fi
+# (A file system without an id, f_fsid 0, gets no memory: not checked there.)
+[ "$(stat -f -c %i .)" = 0 ] ||
+t "in process: the knee cache kept in \$HOME/.cache/iopa/knees by default" sh -c \
+	'./iopa-sum -p iopa-sum.c iopa-sum.1 >/dev/null &&
+	 head -n 1 "$HOME/.cache/iopa/knees" | grep -qx "# iopa knees v1" &&
+	 grep -Eq "^fsid=[0-9a-f]{16} knee=[0-9]+ job_kb=[0-9]+$" "$HOME/.cache/iopa/knees" &&
+	 [ "$(stat -c %a "$HOME/.cache/iopa")" = 700 ]'
+t "in process: IOPA_KNEES_CACHE empty: no cache" sh -c \
+	'rm -rf "$HOME/.cache" && IOPA_KNEES_CACHE= ./iopa-sum -p iopa-sum.c >/dev/null &&
+	 [ ! -e "$HOME/.cache/iopa/knees" ]'
 t "man page: groff -ww clean" sh -c \
 	'[ -z "$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z iopa-sum.1 2>&1)" ]'
 t "mktree: the files it counts are the regular files find sees" sh -c \

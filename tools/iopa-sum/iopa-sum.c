@@ -602,6 +602,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	po.done = sum_done;
+	/*
+	 * Without the module, the pool's knee cache (libiopa(7)): a run on
+	 * a tree of a disk seen before starts where the last one's search
+	 * got.  A library writes no file unasked; a tool run again and
+	 * again on the same disks asks, unless the caller said otherwise
+	 * (IOPA_KNEES_CACHE empty: none).
+	 */
+	if (setenv("IOPA_KNEES_CACHE", "default", 0)) {
+		fprintf(stderr, "%s: setenv: %s\n", PROG, strerror(errno));
+		return 1;
+	}
 	r = iopa_pool_init(&S.pool, -1, &po);
 	if (r == 0) {
 		r = iopa_pool_create_threads(S.pool, sum_job, NULL);

@@ -940,6 +940,11 @@ TEST(bracket_known_knee_on_a_rotational_disk_probes_one_job)
 	iopa_ctl_set_start(&c, &p, 1);
 	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 2, 0));
 	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	/* unless the size of its jobs is known: the same jobs skip the probe */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 2, 100));
+	EXPECT_EQ(2, iopa_ctl_limit(&c));
 	/* the probe keeps within the bounds (a group of two: min 2) */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	iopa_ctl_set_start(&c, &p, 1);

@@ -648,14 +648,38 @@ TEST_F(inproc, knee_cache_other_format_ignored)
  * keyed by its file system, with the size of its jobs (job_kb=), the
  * other devices' lines kept (an old line without job_kb= too).
  */
+/*
+ * The cache file @path read into @buf (@len), then removed; on @fd's
+ * line, the knee and job_kb in *@knee and *@kb: 2, or fewer fields
+ * found (-1: no file, 0: no line for @fd).
+ */
+static int cached_knee(const char *path, int fd, char *buf, size_t len,
+		       unsigned int *knee, unsigned int *kb)
+{
+	int cfd = open(path, O_RDONLY | O_CLOEXEC);
+	char line[64], *l;
+	ssize_t n;
+
+	if (cfd < 0)
+		return -1;
+	n = read(cfd, buf, len - 1);
+	close(cfd);
+	unlink(path);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	knee_line(fd, 0, line, sizeof(line));
+	line[27] = 0;		/* "fsid=<16 hex> knee=" */
+	l = strstr(buf, line);
+	return l ? sscanf(l + 27, "%u job_kb=%u", knee, kb) : 0;
+}
+
 TEST_F_TIMEOUT(inproc, knee_cache_learned_at_close, 60)
 {
-	char path[] = "/tmp/iopa-knees.XXXXXX", line[64], buf[512];
+	char path[] = "/tmp/iopa-knees.XXXXXX", buf[512];
 	unsigned int next = 0, knee = 0, kb = 0;
 	time_t end = time(NULL) + 4;
 	int fd = mkstemp(path);
-	ssize_t n;
-	char *l;
 
 	ASSERT_LE(0, fd);
 	ASSERT_LT(0, dprintf(fd, "# iopa knees v1\nfsid=0000000000000001 knee=9\n"));
@@ -671,24 +695,40 @@ TEST_F_TIMEOUT(inproc, knee_cache_learned_at_close, 60)
 	}
 	ASSERT_EQ(0, iopa_pool_close(self->pool));
 	self->pool = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	unlink(path);
-	ASSERT_LT(0, n);
-	buf[n] = 0;
-	TH_LOG("cache: %s", buf);
+	EXPECT_EQ(2, cached_knee(path, self->file, buf, sizeof(buf), &knee,
+				 &kb)) TH_LOG("cache: %s", buf);
 	EXPECT_EQ(0, strncmp(buf, "# iopa knees v1\nfsid=0000000000000001 knee=9\n", 44));
-	knee_line(self->file, 0, line, sizeof(line));
-	line[27] = 0;		/* "fsid=<16 hex> knee=" */
-	l = strstr(buf, line);
-	ASSERT_NE(NULL, l) TH_LOG("no line for %s", line);
-	EXPECT_EQ(2, sscanf(l + 27, "%u job_kb=%u", &knee, &kb))
-		TH_LOG("no job_kb= after the knee");
 	EXPECT_LE(1u, knee);
 	EXPECT_GE(16u, knee);
 	EXPECT_GE(1048576u, kb);
+}
+
+/*
+ * A pool closed before its search ended (a run of well under a second)
+ * leaves where it got, as the module's device groups do: the next run
+ * starts there.  Before, only a search that ended left a knee, and a
+ * short run, which never ends one, left none.
+ */
+TEST_F_TIMEOUT(inproc, knee_cache_left_by_a_short_run, 60)
+{
+	char path[] = "/tmp/iopa-knees.XXXXXX", buf[512];
+	unsigned int knee = 0, kb = 0;
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	unlink(path);		/* no cache file yet */
+	setenv("IOPA_KNEES_CACHE", path, 1);
+	self->o.max_threads = 8;
+	self->tb.work_us = 2000;
+	ASSERT_EQ(0, start(self));
+	/* 32 jobs of 2 ms: a cycle or two, no search ends in them */
+	ASSERT_EQ(0, submit_range(self, 0, 32, 0));
+	ASSERT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
+	EXPECT_LE(1, cached_knee(path, self->file, buf, sizeof(buf), &knee,
+				 &kb)) TH_LOG("cache: %s", buf);
+	EXPECT_LE(1u, knee);
 }
 
 /*
