@@ -2085,6 +2085,24 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	iopa_ctl_hc_reprobe_reset(c);
 }
 
+/*
+ * Bracket's start-up has measured nothing yet at its base (FAST, the
+ * limit at the base, no sample at it, no doubling won).
+ */
+static bool iopa_ctl_br_fresh(const struct iopa_ctl *c)
+{
+	return c->policy == IOPA_CTL_POLICY_BRACKET &&
+	       c->mode == IOPA_CTL_MODE_FAST && c->limit == c->base &&
+	       !c->br_n && !c->br_streak;
+}
+
+/* ... and its base is the start limit (within the bounds). */
+static bool iopa_ctl_br_at_start(const struct iopa_ctl *c)
+{
+	return iopa_ctl_br_fresh(c) &&
+	       c->base == iopa_ctl_clamp(c, c->br_start);
+}
+
 /**
  * iopa_ctl_set_start() - the start limit for the device the jobs use
  * @c: the controller
@@ -2106,9 +2124,7 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 
 	if (p->init_limit || !limit)
 		return false;
-	if (c->policy == IOPA_CTL_POLICY_BRACKET &&
-	    c->mode == IOPA_CTL_MODE_FAST && c->limit == c->base &&
-	    c->base == c->br_start && !c->br_n && !c->br_streak) {
+	if (iopa_ctl_br_at_start(c)) {
 		c->base = iopa_ctl_clamp(c, limit);
 		/* Still the first cycle's transient (iopa_ctl_init()). */
 		iopa_ctl_br_move(c, c->base);
@@ -2158,9 +2174,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	 */
 	if (p->init_limit || !knee || iopa_ctl_clamp(c, knee) == c->base ||
 	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2 && !job_kb) ||
-	    c->policy != IOPA_CTL_POLICY_BRACKET ||
-	    c->mode != IOPA_CTL_MODE_FAST || c->limit != c->base ||
-	    c->base != c->br_start || c->br_n || c->br_streak)
+	    !iopa_ctl_br_at_start(c))
 		return false;
 	c->base = iopa_ctl_clamp(c, knee);
 	c->br_floor = c->br_start == 1 && c->base > 1;
@@ -2273,6 +2287,9 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol)
  * An adapting limit is clamped at once; a hillclimb trial the new
  * bounds cut is abandoned; a fixed limit is not touched (the bounds
  * apply once it adapts again).  @p->max_limit wins over a @min above it.
+ * A bracket start-up that has measured nothing yet stays to come, from
+ * within the bounds; the start limit is not rewritten (bounds lifted
+ * before the first measurement give it back).
  *
  * Return: 0, or -EINVAL if @min > @max (both set) or either exceeds
  * IOPA_CTL_LIMIT_MAX.
@@ -2280,12 +2297,32 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol)
 int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 min, u32 max)
 {
+	bool fresh, at_start;
+
 	if (min > IOPA_CTL_LIMIT_MAX || max > IOPA_CTL_LIMIT_MAX ||
 	    (min && max && min > max))
 		return -EINVAL;
+	fresh = iopa_ctl_br_fresh(c);
+	at_start = iopa_ctl_br_at_start(c);
 	c->min = min;
 	c->max = max;
 	c->ceiling = p->max_limit;
+	/*
+	 * Bracket before its start-up measured anything: the start-up stays
+	 * to come, from within the bounds (from the start limit if it was
+	 * there: bounds lifted give it back, and a device group copying a
+	 * member's bounded start lifts them).  The start limit itself is
+	 * not rewritten: the bounds may be a moment's.
+	 */
+	if (fresh) {
+		u32 b = iopa_ctl_clamp(c, at_start ? c->br_start : c->base);
+
+		if (b != c->base) {
+			c->base = b;
+			iopa_ctl_br_move(c, b);
+		}
+		return 0;
+	}
 	if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 	    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 	     iopa_ctl_clamp(c, c->base) != c->base)) {

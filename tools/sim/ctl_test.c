@@ -1055,6 +1055,53 @@ TEST(job_size_is_measured_over_the_cycles)
 }
 
 /*
+ * Bounds set before the start was measured bring the start-up within
+ * them and keep it to come (FAST; a rotational disk's start of 1 and a
+ * known knee still apply), without rewriting the start: bounds lifted
+ * before the first measurement, or a device group that copies a
+ * member's bounded start and lifts them, start from 8 again.  Once the
+ * start was measured, bounds clamp as before.
+ */
+TEST(bracket_bounds_before_the_start_keep_the_start_up)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c, g;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 5));
+	EXPECT_EQ(5, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* a group copies the member's controller and lifts its bounds */
+	g = c;
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&g, &p, 0, 0));
+	EXPECT_EQ(8, iopa_ctl_limit(&g));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&g));
+	/* the member: a rotational disk's start of 1 */
+	EXPECT_TRUE(iopa_ctl_set_start(&c, &p, 1));
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* a known knee within them */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 3, 0));
+	EXPECT_EQ(3, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* a known knee above them: clamped, still the start-up */
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 4, 0));
+	EXPECT_EQ(4, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* the start measured: the bounds clamp, the start-up is over */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
+	feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 5));
+	EXPECT_GE(5, iopa_ctl_limit(&c));
+	EXPECT_NE(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+}
+
+/*
  * The guest-like models (iopa-sim --knee): 5 s runs from a remembered
  * knee against cold ones, mean of seeds 1..4.  With the device's own
  * knee the SSD model's 1 MB files are at 96% of the best fixed limit
