@@ -1693,6 +1693,7 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 		t = c->base;
 	c->mode = IOPA_CTL_MODE_FAST;
 	c->base = iopa_ctl_clamp(c, t);
+	c->br_from = c->base;
 	c->br_streak = 0;
 	c->br_wide = 0;
 	c->br_unsure = 0;
@@ -2069,9 +2070,12 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		c->limit = iopa_ctl_clamp(c, iopa_ctl_cpu_pct(p->ncpus, 30));
 	c->mode = IOPA_CTL_MODE_FAST;
 	c->base = c->limit;
-	/* bracket's start, whatever the policy (it may be switched to) */
-	c->br_start = iopa_ctl_clamp(c, p->init_limit ? p->init_limit :
-				     IOPA_CTL_BR_INIT_LIMIT);
+	/*
+	 * bracket's start, whatever the policy (it may be switched to); as
+	 * asked, the bounds and max_limit applied where it is used
+	 */
+	c->br_start = p->init_limit ? p->init_limit : IOPA_CTL_BR_INIT_LIMIT;
+	c->br_from = c->br_start;
 	c->step = 1;
 	c->dir = 1;
 	/*
@@ -2096,11 +2100,40 @@ static bool iopa_ctl_br_fresh(const struct iopa_ctl *c)
 	       !c->br_n && !c->br_streak;
 }
 
-/* ... and its base is the start limit (within the bounds). */
+/* ... from the start limit: no known knee, no restart. */
 static bool iopa_ctl_br_at_start(const struct iopa_ctl *c)
 {
-	return iopa_ctl_br_fresh(c) &&
+	return iopa_ctl_br_fresh(c) && !c->br_restarted &&
+	       c->br_from == c->br_start &&
 	       c->base == iopa_ctl_clamp(c, c->br_start);
+}
+
+/*
+ * The bounds or max_limit changed under a start-up that has measured
+ * nothing yet (@fresh, @from: its base was where it began, within the
+ * old bounds): it stays to come, from where it began (a start limit, a
+ * known knee, a restart's) brought within the new ones, else from its
+ * base brought within them.  Return: false if not @fresh.
+ */
+static bool iopa_ctl_br_rebound(struct iopa_ctl *c, bool fresh, bool from)
+{
+	u32 b;
+
+	if (!fresh)
+		return false;
+	b = iopa_ctl_clamp(c, from ? c->br_from : c->base);
+	if (b != c->base) {
+		c->base = b;
+		iopa_ctl_br_move(c, b);
+	}
+	return true;
+}
+
+/* The start-up is fresh and at where it began (iopa_ctl_br_rebound()). */
+static bool iopa_ctl_br_at_from(const struct iopa_ctl *c)
+{
+	return iopa_ctl_br_fresh(c) &&
+	       c->base == iopa_ctl_clamp(c, c->br_from);
 }
 
 /**
@@ -2124,12 +2157,15 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 
 	if (p->init_limit || !limit)
 		return false;
+	if (limit > IOPA_CTL_LIMIT_MAX)
+		limit = IOPA_CTL_LIMIT_MAX;
 	if (iopa_ctl_br_at_start(c)) {
 		c->base = iopa_ctl_clamp(c, limit);
+		c->br_from = limit;
 		/* Still the first cycle's transient (iopa_ctl_init()). */
 		iopa_ctl_br_move(c, c->base);
 	}
-	c->br_start = iopa_ctl_clamp(c, limit);
+	c->br_start = limit;
 	return c->limit != old;
 }
 
@@ -2177,6 +2213,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	    !iopa_ctl_br_at_start(c))
 		return false;
 	c->base = iopa_ctl_clamp(c, knee);
+	c->br_from = knee;
 	c->br_floor = c->br_start == 1 && c->base > 1;
 	c->br_known_kb = job_kb;
 	iopa_ctl_br_move(c, c->base);
@@ -2297,32 +2334,25 @@ void iopa_ctl_set_policy(struct iopa_ctl *c, enum iopa_ctl_policy pol)
 int iopa_ctl_set_bounds(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 min, u32 max)
 {
-	bool fresh, at_start;
+	bool fresh, from;
 
 	if (min > IOPA_CTL_LIMIT_MAX || max > IOPA_CTL_LIMIT_MAX ||
 	    (min && max && min > max))
 		return -EINVAL;
 	fresh = iopa_ctl_br_fresh(c);
-	at_start = iopa_ctl_br_at_start(c);
+	from = iopa_ctl_br_at_from(c);
 	c->min = min;
 	c->max = max;
 	c->ceiling = p->max_limit;
 	/*
 	 * Bracket before its start-up measured anything: the start-up stays
-	 * to come, from within the bounds (from the start limit if it was
-	 * there: bounds lifted give it back, and a device group copying a
-	 * member's bounded start lifts them).  The start limit itself is
-	 * not rewritten: the bounds may be a moment's.
+	 * to come, from within the bounds (bounds lifted give back where it
+	 * began, and a device group copying a member's bounded start lifts
+	 * them).  Where it began is not rewritten: the bounds may be a
+	 * moment's.
 	 */
-	if (fresh) {
-		u32 b = iopa_ctl_clamp(c, at_start ? c->br_start : c->base);
-
-		if (b != c->base) {
-			c->base = b;
-			iopa_ctl_br_move(c, b);
-		}
+	if (iopa_ctl_br_rebound(c, fresh, from))
 		return 0;
-	}
 	if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 	    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 	     iopa_ctl_clamp(c, c->base) != c->base)) {
@@ -2583,9 +2613,15 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	u32 old = c->limit;
 
 	if (c->ceiling != p->max_limit) {
-		/* max_limit changed (sysfs): clamp, abandoning a trial it cuts */
+		bool fresh = iopa_ctl_br_fresh(c), from = iopa_ctl_br_at_from(c);
+
+		/*
+		 * max_limit changed (sysfs): clamp, abandoning a trial it cuts;
+		 * a start-up that has measured nothing yet stays to come
+		 */
 		c->ceiling = p->max_limit;
-		if (iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
+		if (!iopa_ctl_br_rebound(c, fresh, from) &&
+		    iopa_ctl_probes(c) && c->mode != IOPA_CTL_MODE_FIXED &&
 		    (iopa_ctl_clamp(c, c->limit) != c->limit ||
 		     iopa_ctl_clamp(c, c->base) != c->base)) {
 			c->limit = iopa_ctl_clamp(c, c->base);

@@ -292,7 +292,11 @@ struct iopa_ctl_sample {
  *	IOPA_CTL_BR_SHIFT_MS)
  * @br_start: bracket: the limit start-up begins at, and the lowest a
  *	restart after a level shift begins at (1 on a rotational device;
- *	kept under every policy, for a switch to bracket)
+ *	kept under every policy, for a switch to bracket), as asked: the
+ *	bounds and max_limit apply where it is used
+ * @br_from: bracket: where the start-up under way began (the start
+ *	limit, a known knee, a restart's limit), as asked: bounds changed
+ *	before it measured anything move it there within the new bounds
  * @br_xf: bracket: how far the samples' own variance estimate falls
  *	short of their spread, per mille (1000: it does not), a moving
  *	average over pairs of samples in a row at one limit; every variance
@@ -354,6 +358,7 @@ struct iopa_ctl {
 	u64 br_fours;
 	u64 br_fdev;
 	u32 br_start;
+	u32 br_from;
 	u32 br_xf;
 	u64 br_prev;
 	u32 br_prev_var;

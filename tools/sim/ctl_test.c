@@ -1055,12 +1055,13 @@ TEST(job_size_is_measured_over_the_cycles)
 }
 
 /*
- * Bounds set before the start was measured bring the start-up within
- * them and keep it to come (FAST; a rotational disk's start of 1 and a
- * known knee still apply), without rewriting the start: bounds lifted
- * before the first measurement, or a device group that copies a
- * member's bounded start and lifts them, start from 8 again.  Once the
- * start was measured, bounds clamp as before.
+ * Bounds (or max_limit) changed before the start was measured bring the
+ * start-up within them and keep it to come (FAST; a rotational disk's
+ * start of 1 and a known knee still apply), without rewriting where it
+ * began: bounds lifted before the first measurement, or a device group
+ * that copies a member's bounded start and lifts them, start from 8,
+ * from 1 or from the knee again.  Once the start was measured, bounds
+ * clamp as before.
  */
 TEST(bracket_bounds_before_the_start_keep_the_start_up)
 {
@@ -1081,16 +1082,42 @@ TEST(bracket_bounds_before_the_start_keep_the_start_up)
 	EXPECT_TRUE(iopa_ctl_set_start(&c, &p, 1));
 	EXPECT_EQ(1, iopa_ctl_limit(&c));
 	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* a start of 1 under a min of 4, lifted: 1 again */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 4, 0));
+	EXPECT_TRUE(iopa_ctl_set_start(&c, &p, 1));
+	EXPECT_EQ(4, iopa_ctl_limit(&c));
+	g = c;
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&g, &p, 0, 0));
+	EXPECT_EQ(1, iopa_ctl_limit(&g));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&g));
 	/* a known knee within them */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
 	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 3, 0));
 	EXPECT_EQ(3, iopa_ctl_limit(&c));
 	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
-	/* a known knee above them: clamped, still the start-up */
+	/* the knee below a new min: clamped, still the start-up; lifted, back */
 	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 4, 0));
 	EXPECT_EQ(4, iopa_ctl_limit(&c));
 	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
+	EXPECT_EQ(3, iopa_ctl_limit(&c));
+	/* a knee above a max that is the start's clamp: the knee comes back */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 20, 0));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
+	EXPECT_EQ(6, iopa_ctl_limit(&c));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
+	EXPECT_EQ(20, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* max_limit lowered before the first measurement: the start-up too */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	p.max_limit = 4;
+	feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
+	EXPECT_EQ(4, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	iopa_ctl_params_default(&p, 2);
 	/* the start measured: the bounds clamp, the start-up is over */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
