@@ -1693,7 +1693,7 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 		t = c->base;
 	c->mode = IOPA_CTL_MODE_FAST;
 	c->base = iopa_ctl_clamp(c, t);
-	c->br_from = c->base;
+	c->br_from = t;
 	c->br_streak = 0;
 	c->br_wide = 0;
 	c->br_unsure = 0;
@@ -1971,7 +1971,8 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
 	if (c->br_floor == 2 && c->policy == IOPA_CTL_POLICY_BRACKET) {
 		c->br_floor = 0;
 		c->mode = IOPA_CTL_MODE_FAST;
-		iopa_ctl_br_move(c, iopa_ctl_clamp(c, c->base));
+		c->base = iopa_ctl_clamp(c, c->base);
+		iopa_ctl_br_move(c, c->base);
 		c->br_ref_at = 0;
 		return;
 	}
@@ -2208,14 +2209,20 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	 * it unless the size of its jobs is known, so that the same
 	 * workload skips the probe.
 	 */
-	if (p->init_limit || !knee || iopa_ctl_clamp(c, knee) == c->base ||
+	if (p->init_limit || !knee ||
 	    (c->br_start == 1 && iopa_ctl_clamp(c, knee) <= 2 && !job_kb) ||
 	    !iopa_ctl_br_at_start(c))
 		return false;
-	c->base = iopa_ctl_clamp(c, knee);
+	/*
+	 * Where the start-up begins, as asked: bounds that cut it now (the
+	 * start's clamp may be the knee's) give it back when lifted.
+	 */
 	c->br_from = knee;
-	c->br_floor = c->br_start == 1 && c->base > 1;
 	c->br_known_kb = job_kb;
+	c->br_floor = c->br_start == 1 && iopa_ctl_clamp(c, knee) > 1;
+	if (iopa_ctl_clamp(c, knee) == c->base)
+		return false;
+	c->base = iopa_ctl_clamp(c, knee);
 	iopa_ctl_br_move(c, c->base);
 	/* Still the first cycle's transient, whatever ran before. */
 	c->br_settle = 1;

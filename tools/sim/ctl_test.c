@@ -1111,6 +1111,14 @@ TEST(bracket_bounds_before_the_start_keep_the_start_up)
 	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
 	EXPECT_EQ(20, iopa_ctl_limit(&c));
 	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	/* bounds first, then a knee their clamp already gives: kept too */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 6));
+	EXPECT_FALSE(iopa_ctl_set_known(&c, &p, 20, 0));
+	EXPECT_EQ(6, iopa_ctl_limit(&c));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
+	EXPECT_EQ(20, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
 	/* max_limit lowered before the first measurement: the start-up too */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	p.max_limit = 4;
