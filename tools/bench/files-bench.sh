@@ -87,7 +87,10 @@
 #            ms_to_90pct=N rounds=R range=LO..HI": from the first job
 #            (its SUBMIT; first_job_ms of the run's line) until the
 #            throughput over the last second first reached 90% of the best
-#            fixed limit's mean (-1: never)
+#            fixed limit's mean (-1: never).  After each adaptive run,
+#            "BENCH-KNEES kind=shortS run=R state=cold|warm <knees>": the
+#            module's knees file, lines joined by ';' (what the warm run
+#            starts from)
 #   share    several tools on one disk (issue 25): per K of
 #            BENCH_SHARE_N, BENCH_SHARE_ROUNDS rounds of K processes (-n K,
 #            all from the start) in adapt:default for BENCH_SHARE_SECS on
@@ -901,6 +904,9 @@ if has short; then
 				run "$SIZE" "short$secs" "$r" adapt:default fifo "$secs" \
 					$COMMON "$DIR/set-$SIZE" >"$tmp/out"
 				sed "s/^BENCH-RUN .*/& state=$st/" "$tmp/out"
+				# what the module remembers after it (the warm start's)
+				echo "BENCH-KNEES kind=short$secs run=$r state=$st" \
+					"$(tr '\n' ';' <"$SYS/knees" 2>/dev/null)"
 				# the state on the run's line in $RES too
 				sed -i '$ s/$/ state='"$st"'/' "$RES"
 				if [ "$st" = cold ]; then
