@@ -257,8 +257,8 @@ typedef void (*iopa_pool_done_fn)(void *arg, const struct iopa_cqe *cqe);
  * struct iopa_pool_opts - settings of iopa_pool_init(); zero = default
  * @min_threads: threads kept when idle (default 0: an idle pool ends
  *	them all; iopa_pool_create_threads() starts max(min_threads, 1))
- * @max_threads: most threads at once (default: sysfs max_limit, else 4
- *	per online CPU, or @limit if larger; plus one)
+ * @max_threads: most threads at once (default: sysfs max_limit, else
+ *	the module's default max_limit, 256, or @limit if larger; plus one)
  * @idle_ms: a thread idle this long ends, down to @min_threads
  *	(default 2000)
  * @limit: the pool's submitter's in-flight limit: 0 lets the kernel

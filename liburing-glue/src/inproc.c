@@ -378,6 +378,20 @@ int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
 }
 
 /**
+ * iopa_inproc_default_max() - the default ceiling of an adaptive limit
+ *
+ * Return: the module's default max_limit (kernel/ctl.c), the pool's
+ * ceiling where sysfs shows none.
+ */
+unsigned int iopa_inproc_default_max(void)
+{
+	struct iopa_ctl_params p;
+
+	iopa_ctl_params_default(&p, 1);
+	return p.max_limit;
+}
+
+/**
  * iopa_inproc_stop() - wake every thread waiting for a job or a completion
  * @q: the source
  *

@@ -141,7 +141,13 @@ static int64_t pool_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* The module's ceiling for adaptive limits, or 4 per online CPU. */
+/*
+ * The module's ceiling for adaptive limits (sysfs max_limit), or, without
+ * the module, its default (the in-process controller's): threads start
+ * only as the limit grows, so a high ceiling costs nothing where the knee
+ * is low, and a disk whose knee is high (a cloud volume's 32-64 small
+ * reads) is not held to a CPU count.
+ */
 static unsigned int pool_default_max(unsigned int limit)
 {
 	unsigned int max = 0;
@@ -158,11 +164,8 @@ static unsigned int pool_default_max(unsigned int limit)
 		}
 		close(fd);
 	}
-	if (!max) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		max = 4 * (unsigned int)(cpus > 0 ? cpus : 1);
-	}
+	if (!max)
+		max = iopa_inproc_default_max();
 	if (max > IOPA_LIMIT_MAX)
 		max = IOPA_LIMIT_MAX;
 	if (limit > max)

@@ -41,6 +41,7 @@ struct inproc_worker {
 
 int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
 		  unsigned int max_limit, bool borrow);
+unsigned int iopa_inproc_default_max(void);
 void iopa_inproc_stop(struct inproc *q);
 void iopa_inproc_destroy(struct inproc *q);
 int iopa_inproc_submit(struct inproc *q, const struct iopa_job *jobs,

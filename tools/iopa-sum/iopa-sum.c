@@ -434,7 +434,7 @@ static void usage(FILE *out)
 		"runs in the process).\n"
 		"\n"
 		"  -j, --max-threads N  at most N worker threads (default: the module's\n"
-		"                       max_limit + 1)\n"
+		"                       max_limit + 1; 257 without the module)\n"
 		"  -l, --limit N        pin the in-flight limit at N (default 0: the\n"
 		"                       kernel adapts it)\n"
 		"  -p, --in-process     run the pool in the process even where the\n"
