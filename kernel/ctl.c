@@ -120,7 +120,8 @@
  * - Cycles end on evidence (iopa_ctl_cycle_enough()): at least max(8,
  *   limit) completions over IOPA_CTL_BR_SPANS mean service times (FAST:
  *   IOPA_CTL_BR_FAST_SPANS, a doubling is a large effect), never sooner
- *   than IOPA_CTL_MIN_CYCLE_MS; fast_cycle_ms and normal_cycle_ms are
+ *   than min_cycle_ms (IOPA_CTL_MIN_CYCLE_MS; the in-process pool's is
+ *   shorter); fast_cycle_ms and normal_cycle_ms are
  *   only the upper bounds.  The cycle after each change is transient
  *   (jobs of the old limit still run): it lasts limit completions and
  *   one mean service time and is not judged.
@@ -331,8 +332,9 @@ enum {
 /* Constants of the bracket policy that are not tunables (see 5. above). */
 enum {
 	/*
-	 * A cycle ends on evidence no sooner than IOPA_CTL_MIN_CYCLE_MS,
-	 * with at least max(this, limit) completions ...
+	 * A cycle ends on evidence no sooner than min_cycle_ms
+	 * (IOPA_CTL_MIN_CYCLE_MS in the module), with at least
+	 * max(this, limit) completions ...
 	 */
 	IOPA_CTL_BR_MIN_JOBS		= 8,
 	/* ... over this many mean service times (FAST: doublings are big). */
@@ -540,6 +542,7 @@ void iopa_ctl_params_default(struct iopa_ctl_params *p, u32 ncpus)
 	 */
 	p->gain_permille = 1050;
 	p->ncpus = ncpus ? ncpus : 1;
+	p->min_cycle_ms = IOPA_CTL_MIN_CYCLE_MS;
 }
 
 /* Longest cycle accepted: an hour (keeps every sum of ms in a u32). */
@@ -1468,6 +1471,16 @@ static void iopa_ctl_br_next(struct iopa_ctl *c,
 	iopa_ctl_br_steady(c, p);
 }
 
+/*
+ * Sample @s measured jobs that completed without reading the device
+ * (page-cache hits), where a disk's seeks cost nothing: no one-job start
+ * or probe for them.
+ */
+static bool iopa_ctl_br_hits(const struct iopa_ctl_sample *s)
+{
+	return s->completions && !s->block_io && !s->cached;
+}
+
 /* Double the base if nothing stops it; else bracket it.  FAST only. */
 static void iopa_ctl_br_double(struct iopa_ctl *c,
 			       const struct iopa_ctl_params *p,
@@ -1490,6 +1503,15 @@ static void iopa_ctl_br_double(struct iopa_ctl *c,
 	    c->base < IOPA_CTL_BR_INIT_LIMIT &&
 	    c->r_permille >= IOPA_CTL_BR_LEAP_PERMILLE)
 		t = iopa_ctl_clamp(c, 4 * (u64)c->base);
+	/*
+	 * That start's first measurement, of jobs that read nothing from
+	 * the disk (page-cache hits: a tree hashed again): no seek between
+	 * streams to fear, the default start at once.
+	 */
+	if (c->br_start < IOPA_CTL_BR_INIT_LIMIT && !p->init_limit &&
+	    !c->br_streak && !c->br_restarted &&
+	    c->base < IOPA_CTL_BR_INIT_LIMIT && iopa_ctl_br_hits(s))
+		t = iopa_ctl_clamp(c, IOPA_CTL_BR_INIT_LIMIT);
 
 	if (!iopa_ctl_br_no_up(s) && t > c->base) {
 		iopa_ctl_br_move(c, t);
@@ -1544,7 +1566,8 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 			u32 one = iopa_ctl_clamp(c, c->br_start);
 
 			c->br_floor = 0;
-			if (one < c->base && !iopa_ctl_br_same_jobs(c, s)) {
+			if (one < c->base && !iopa_ctl_br_hits(s) &&
+			    !iopa_ctl_br_same_jobs(c, s)) {
 				c->br_floor = 2;
 				c->dir = -1;
 				c->mode = IOPA_CTL_MODE_PROBE;
@@ -2063,6 +2086,8 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	c->policy = (unsigned int)pol < IOPA_CTL_NR_POLICIES ? pol :
 		    IOPA_CTL_POLICY_IOPA;
 	c->ceiling = p->max_limit;
+	c->min_cycle_ms = p->min_cycle_ms ? p->min_cycle_ms :
+			  IOPA_CTL_MIN_CYCLE_MS;
 	if (p->init_limit)
 		c->limit = iopa_ctl_clamp(c, p->init_limit);
 	else if (c->policy == IOPA_CTL_POLICY_BRACKET)
@@ -2539,7 +2564,7 @@ bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
 	u32 need, spans;
 
 	iopa_ctl_cycle_need(c, &need, &spans);
-	if (!need || elapsed_ms < IOPA_CTL_MIN_CYCLE_MS || !completions)
+	if (!need || elapsed_ms < c->min_cycle_ms || !completions)
 		return false;
 	return completions >= need &&
 	       (u64)elapsed_ms * 1000 >= spans * div64_u64(svc_us, completions);

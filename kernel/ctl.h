@@ -147,7 +147,7 @@ enum iopa_ctl_mode {
  * @history: iopa: N, the number of previous cycles R is taken against.
  *	hillclimb: most cycles averaged per measurement.  1..IOPA_CTL_HIST_MAX
  * @init_limit: limit of a new controller; 0: the policy's own (iopa and
- *	hillclimb: 30% of @ncpus, rounded up; bracket: 4)
+ *	hillclimb: 30% of @ncpus, rounded up; bracket: 8)
  * @fast_cap: iopa and hillclimb: FAST mode grows no further; 0: 90% of
  *	@ncpus, rounded up.  bracket has no CPU-derived cap: only max_limit,
  *	the CPU guard and demand end its doubling
@@ -156,6 +156,10 @@ enum iopa_ctl_mode {
  *	throughput by more than (this - 1000) / 1000 times its relative
  *	growth (a doubling must gain (this - 1000) / 10 percent)
  * @ncpus: online CPUs
+ * @min_cycle_ms: bracket: a cycle ends on evidence no sooner than this
+ *	(IOPA_CTL_MIN_CYCLE_MS, the module's; 0 is taken as that).  The
+ *	in-process pool, which credits each job's own bytes as it ends,
+ *	uses a shorter one
  */
 struct iopa_ctl_params {
 	u32 increase_permille;
@@ -169,6 +173,7 @@ struct iopa_ctl_params {
 	u32 max_limit;
 	u32 gain_permille;
 	u32 ncpus;
+	u32 min_cycle_ms;
 };
 
 /**
@@ -228,6 +233,7 @@ struct iopa_ctl_sample {
  *	(not probed again), 0 for none
  * @noise_permille: hillclimb: estimate of the relative difference
  *	between two samples at one limit (moving average)
+ * @min_cycle_ms: bracket: the shortest cycle (the tunable's, at init)
  * @steady_ms: hillclimb: time spent in STEADY since the last probe
  * @reprobe_ms: hillclimb: STEADY time after which to probe once more
  * @hold_ms: iopa: time left in HOLD
@@ -320,6 +326,7 @@ struct iopa_ctl {
 	u32 from;
 	u32 rejected;
 	u32 noise_permille;
+	u32 min_cycle_ms;
 	u32 steady_ms;
 	u32 reprobe_ms;
 	u32 hold_ms;

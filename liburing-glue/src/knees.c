@@ -9,9 +9,8 @@
  * instead of starting up from 8, or from 1 on a disk that says it is
  * rotational.
  *
- * - Opt-in, as the module's learn_knees is (0 by default: knees learned
- *   in noise were below the demo disk's best and cost more than the
- *   start-up they saved): the file is $IOPA_KNEES_CACHE; "default" for
+ * - Opt-in (a library writes no file in its caller's home unasked;
+ *   iopa-sum asks): the file is $IOPA_KNEES_CACHE; "default" for
  *   $XDG_CACHE_HOME/iopa/knees, else $HOME/.cache/iopa/knees (the
  *   directory made 0700); unset or empty, no memory.  Read only through secure_getenv(): a set-id
  *   program gets no memory rather than a path from its caller.
@@ -27,7 +26,8 @@
  * - Written when a pool closes: the knee its controller's search ended
  *   at, or the base it had reached (iopa_ctl_left_knee(): a run of
  *   seconds never settles, and the knee is not below that base); that
- *   device's line is replaced or added at the end,
+ *   device's line is replaced or added at the end (not a line of a
+ *   known size of jobs by one of cache hits, whose knee is the CPUs'),
  *   the oldest lines beyond IOPA_KNEES_MAX dropped, through a temporary
  *   file renamed over the old one (two pools closing at once: the last
  *   one's file stands).
@@ -198,6 +198,13 @@ void iopa_knees_save(const char *id, unsigned int knee, unsigned int job_kb)
 	if (!knee || !knees_path(path, sizeof(path)))
 		return;
 	n = knees_read(path, id, lines, &old, &old_kb);
+	/*
+	 * Jobs that read nothing from the device (page-cache hits: a tree
+	 * hashed again) found the CPUs' knee, not the disk's: it does not
+	 * replace a knee found by jobs that read it.
+	 */
+	if (!job_kb && old_kb)
+		return;
 	/* Not rewritten for a size of a job that moved less than 25%. */
 	if (old == knee && (uint64_t)job_kb * 4 >= (uint64_t)old_kb * 3 &&
 	    (uint64_t)job_kb * 4 <= (uint64_t)old_kb * 5)

@@ -30,7 +30,8 @@
 #
 # Environment: TMPDIR (where the trees are made: 2.1 GB; its disk is the
 # one measured), SUM_LIMITS (default "1 2 4 8 16 32 64": a cloud
-# volume's small reads want 32-64).
+# volume's small reads want 32-64), SUM_TREES (default "small big"),
+# SUM_CACHES (default "warm cold").
 set -u
 D=$(cd "$(dirname "$0")" && pwd)
 ROUNDS=${1:-3}
@@ -113,8 +114,8 @@ dev=$(df --output=source "$T" | tail -1)
 echo "# bench sum: iopa-sum -p (no module) on $dev (rotational" \
      "$(lsblk -dno ROTA "$dev" 2>/dev/null | tr -d ' ' || echo '?')), $(nproc) CPUs;" \
      "limits $LIMITS; $ROUNDS rounds"
-for tree in small big; do
-	for cache in warm cold; do
+for tree in ${SUM_TREES:-small big}; do
+	for cache in ${SUM_CACHES:-warm cold}; do
 		bench "$tree" "$T/$tree" "$cache"
 	done
 done

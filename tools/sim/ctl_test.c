@@ -37,7 +37,9 @@ static void params(struct iopa_ctl_params *p)
  * A fed cycle's sample: throughput @tput over @elapsed_ms, with demand,
  * FEED_JOBS completions of identical service times, so the bracket
  * policy's noise estimate is small (2.1%: the floor and the cycle's
- * edges).  feed() ends the current cycle with it.
+ * edges), of jobs that read a device (block I/O: a device model's).
+ * feed() ends the current cycle with it; @saturated there makes the
+ * jobs CPU-bound ones (no block I/O).
  */
 static struct iopa_ctl_sample fed(u64 tput, u32 elapsed_ms)
 {
@@ -45,6 +47,7 @@ static struct iopa_ctl_sample fed(u64 tput, u32 elapsed_ms)
 		.tput = tput,
 		.elapsed_ms = elapsed_ms,
 		.demand = true,
+		.block_io = true,
 		.completions = FEED_JOBS,
 		.svc_us = FEED_JOBS * FEED_SVC_US,
 		.svc_sq = FEED_JOBS * FEED_SVC_US * FEED_SVC_US,
@@ -59,6 +62,7 @@ static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	struct iopa_ctl_sample s = fed(tput, iopa_ctl_next_cycle_ms(c, p));
 
 	s.cpu_saturated = saturated;
+	s.block_io = !saturated;
 	s.demand = demand;
 	return iopa_ctl_update(c, p, &s, NULL);
 }
@@ -1016,6 +1020,73 @@ TEST(bracket_known_knee_of_the_same_jobs_is_not_probed)
 }
 
 /*
+ * Page-cache hits (a tree hashed again: jobs that read nothing from the
+ * disk, CPU-bound) on a disk that says it is rotational: one job at a
+ * time guards against seeks they do not make.  The start's first
+ * measurement of such jobs moves to the default start (8) at once, not
+ * through 2; a known knee is not probed at one job for them.  Jobs that
+ * read the disk start as before (1, then 2).
+ */
+static void feed_hits(struct iopa_ctl *c, const struct iopa_ctl_params *p)
+{
+	struct iopa_ctl_sample s = fed(0, iopa_ctl_next_cycle_ms(c, p));
+	u32 n = iopa_ctl_limit(c);
+
+	/* jobs/s: 2 CPUs hash, flat from 2 jobs */
+	s.tput = 1000ULL * (n < 2 ? n : 2);
+	s.block_io = false;
+	iopa_ctl_update(c, p, &s, NULL);
+}
+
+TEST(bracket_rotational_start_of_cache_hits_is_the_default)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	bool one = false;
+	u32 i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_EQ(1U, iopa_ctl_limit(&c));
+	/* the first cycle is the start's transient, the next measures it */
+	for (i = 0; i < 4 && iopa_ctl_limit(&c) == 1; i++)
+		feed_hits(&c, &p);
+	EXPECT_EQ(8U, iopa_ctl_limit(&c));
+	/* jobs that read the disk: 2 next */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 4 && iopa_ctl_limit(&c) == 1; i++)
+		feed_disk100k(&c, &p, 100);
+	EXPECT_EQ(2U, iopa_ctl_limit(&c));
+	/* an operator's start of 1 is kept */
+	p.init_limit = 1;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 4 && iopa_ctl_limit(&c) == 1; i++)
+		feed_hits(&c, &p);
+	EXPECT_EQ(2U, iopa_ctl_limit(&c));
+	p.init_limit = 0;
+	/* a known knee of another size of jobs, their hits: not probed */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_TRUE(iopa_ctl_set_known(&c, &p, 4, 1000));
+	for (i = 0; i < 6; i++) {
+		feed_hits(&c, &p);
+		one |= iopa_ctl_limit(&c) == 1;
+	}
+	EXPECT_FALSE(one);
+	/* ... and read from the disk: probed */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_TRUE(iopa_ctl_set_known(&c, &p, 4, 1000));
+	for (i = 0; i < 6 && !one; i++) {
+		feed_disk100k(&c, &p, 100);
+		one |= iopa_ctl_limit(&c) == 1;
+	}
+	EXPECT_TRUE(one);
+}
+
+/*
  * The size of a job is what the measured cycles read over their jobs:
  * none before a cycle with I/O, cache hits not counted, at least 1 KiB
  * once anything was read.
@@ -1749,6 +1820,31 @@ TEST(bracket_cycle_ends_on_evidence)
 		EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 10000, 1000,
 						   1000 * 40000));
 	}
+}
+
+/*
+ * The shortest cycle is min_cycle_ms as init found it (the in-process
+ * pool's 25 ms); 0 is the module's IOPA_CTL_MIN_CYCLE_MS.
+ */
+TEST(bracket_min_cycle_is_the_params)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	EXPECT_EQ(IOPA_CTL_MIN_CYCLE_MS, p.min_cycle_ms);
+	p.init_limit = 4;
+	p.min_cycle_ms = 25;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed(&c, &p, dev_knee16(4), false, true);
+	ASSERT_EQ(4, iopa_ctl_limit(&c));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 24, 1000, 1000 * 10));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 25, 1000, 1000 * 10));
+	p.min_cycle_ms = 0;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed(&c, &p, dev_knee16(4), false, true);
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 99, 1000, 1000 * 10));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 100, 1000, 1000 * 10));
 }
 
 /* The noise estimate: from the completions and their spread. */

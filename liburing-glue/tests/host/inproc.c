@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +48,7 @@ struct tb {
 	bool serial;			/* fn holds one shared lock while it works */
 	pthread_mutex_t serial_lock;
 	unsigned int work_us;		/* fn's work: this long (sleep) */
+	bool read_all;			/* fn reads the job's file through */
 	atomic_int running, max_running, calls;
 	atomic_int fd_bad, lent, lent_wrong, same_file_wrong;
 	int lent_fd;
@@ -106,6 +108,14 @@ static int job_fn(void *arg, const struct iopa_work *w)
 		       pthread_cond_timedwait(&t->cond, &t->lock, &dl) == 0)
 			;
 		pthread_mutex_unlock(&t->lock);
+	}
+	if (t->read_all) {
+		char buf[65536];
+		off_t off = 0;
+		ssize_t n;
+
+		while ((n = pread(w->fd, buf, sizeof(buf), off)) > 0)
+			off += n;
 	}
 	if (t->serial)
 		pthread_mutex_lock(&t->serial_lock);
@@ -589,6 +599,72 @@ TEST_F_TIMEOUT(inproc, limit_stays_low_for_serial_jobs, 60)
 	EXPECT_GE(8u, info.limit);
 }
 
+/* Does @fd's file lie on a disk that says it is rotational (sysfs)? */
+static bool on_rotational(int fd)
+{
+	char path[96], buf[8] = "";
+	struct stat st;
+	int sfd;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational",
+		 major(st.st_dev), minor(st.st_dev));
+	sfd = open(path, O_RDONLY);
+	if (sfd < 0) {
+		snprintf(path, sizeof(path),
+			 "/sys/dev/block/%u:%u/../queue/rotational",
+			 major(st.st_dev), minor(st.st_dev));
+		sfd = open(path, O_RDONLY);
+	}
+	if (sfd < 0)
+		return false;
+	if (read(sfd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(sfd);
+	return buf[0] == '1';
+}
+
+/*
+ * On a disk that says it is rotational the limit starts at 1 for jobs
+ * that read it.  A first job that read nothing from it (a page-cache hit:
+ * a tree hashed again) gives the default start (8) at once; before, the
+ * whole first cycle (100 ms and more: all of a short run) ran at 1.
+ */
+TEST_F(inproc, rotational_start_lifted_by_a_first_hit)
+{
+	struct iopa_pool_info info;
+
+	if (!on_rotational(self->file))
+		SKIP(return, "the test file's disk does not say rotational");
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(8u, info.limit);
+}
+
+/* ... and a first job that read the disk keeps the start of 1. */
+TEST_F(inproc, rotational_start_kept_for_jobs_that_read_the_disk)
+{
+	static char data[256 * 1024];
+	struct iopa_pool_info info;
+
+	if (!on_rotational(self->file))
+		SKIP(return, "the test file's disk does not say rotational");
+	memset(data, 'x', sizeof(data));
+	ASSERT_EQ((ssize_t)sizeof(data), pwrite(self->file, data, sizeof(data), 0));
+	ASSERT_EQ(0, fsync(self->file));
+	/* out of the page cache: the job reads the disk */
+	ASSERT_EQ(0, posix_fadvise(self->file, 0, 0, POSIX_FADV_DONTNEED));
+	self->tb.read_all = true;
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(1u, info.limit);
+}
+
 /* The cache's line for @fd's file system, as libiopa(7) describes it. */
 static void knee_line(int fd, unsigned int knee, char *buf, size_t len)
 {
@@ -717,6 +793,36 @@ TEST_F_TIMEOUT(inproc, knee_cache_learned_at_close, 60)
 	EXPECT_LE(1u, knee);
 	EXPECT_GE(16u, knee);
 	EXPECT_GE(1048576u, kb);
+}
+
+/*
+ * A run of cache hits (jobs that read nothing from the disk: the knee it
+ * reaches is the CPUs') leaves a cached knee found by reads as it was,
+ * size and all; before, it replaced it (job_kb=0), and the next cold run
+ * on the disk started from the CPUs' knee and probed one job.
+ */
+TEST_F_TIMEOUT(inproc, knee_cache_of_reads_kept_by_cache_hits, 60)
+{
+	char path[] = "/tmp/iopa-knees.XXXXXX", buf[512], line[64];
+	unsigned int knee = 0, kb = 0;
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	knee_line(self->file, 0, line, sizeof(line));
+	line[27] = 0;		/* "fsid=<16 hex> knee=" */
+	ASSERT_LT(0, dprintf(fd, "# iopa knees v1\n%s6 job_kb=64\n", line));
+	close(fd);
+	setenv("IOPA_KNEES_CACHE", path, 1);
+	self->o.max_threads = 16;
+	self->tb.work_us = 2000;	/* sleeps: no block I/O */
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, submit_range(self, 0, 256, 0));
+	ASSERT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
+	EXPECT_EQ(2, cached_knee(path, self->file, buf, sizeof(buf), &knee,
+				 &kb)) TH_LOG("cache: %s", buf);
+	EXPECT_EQ(6u, knee);
+	EXPECT_EQ(64u, kb);
 }
 
 /*
