@@ -213,7 +213,10 @@
  * "8 pays over 4" on noise, and the descent from 8 to 1 took most of a
  * 20 s run (86% of the best fixed limit).  The module tells the
  * controller through iopa_ctl_set_start() once it sees the submitter's
- * first job on a rotational device; init_limit, if set, wins.
+ * first job on a rotational device; init_limit, if set, wins.  Jobs that
+ * read nothing from the disk (page-cache hits) make no seeks: a start of
+ * 1 whose first measurement is of such jobs moves to the default start
+ * at once, and a known knee is not probed at one job for them.
  *
  * 6. Bounds, fixed limits, the CPU guard
  *
@@ -2221,7 +2224,8 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
  * measurement at the knee shows jobs of about the size (within 4x) of
  * @job_kb, those the knee was found with: the same workload again (a
  * tool run once more), whose knee it is, and the probe would cost it a
- * cycle or two at one job.
+ * cycle or two at one job; nor when it shows jobs that read nothing from
+ * the disk (page-cache hits: no seeks to fear).
  *
  * Return: true if the start changed.
  */

@@ -34,7 +34,10 @@ typedef long long s64;
 
 /* Must equal IOPA_LIMIT_MAX of uapi/linux/iopa.h (the module checks). */
 #define IOPA_CTL_LIMIT_MAX	4096
-/* bracket: a cycle ends on evidence no sooner than this (see ctl.c, 5.). */
+/*
+ * bracket: a cycle ends on evidence no sooner than this, by default
+ * (struct iopa_ctl_params.min_cycle_ms; see ctl.c, 5.).
+ */
 #define IOPA_CTL_MIN_CYCLE_MS	100
 /* The largest size of a job remembered with a knee, KiB (1 GiB). */
 #define IOPA_CTL_JOB_KB_MAX	1048576U
@@ -193,7 +196,8 @@ struct iopa_ctl_params {
  *	measures afresh
  * @block_io: @tput counts block I/O bytes (else jobs, which did none):
  *	bracket still probes one step up when such a cycle saturated the
- *	CPUs, since the device may be what limits it
+ *	CPUs, since the device may be what limits it; and a start of 1 for
+ *	a rotational disk holds only for jobs that read it
  * @completions: jobs completed in the cycle
  * @svc_us: sum of their service times (fetch to complete), microseconds
  * @svc_sq: sum of the squares of their service times in microseconds,
@@ -233,7 +237,7 @@ struct iopa_ctl_sample {
  *	(not probed again), 0 for none
  * @noise_permille: hillclimb: estimate of the relative difference
  *	between two samples at one limit (moving average)
- * @min_cycle_ms: bracket: the shortest cycle (the tunable's, at init)
+ * @min_cycle_ms: bracket: the shortest cycle (the parameters', at init)
  * @steady_ms: hillclimb: time spent in STEADY since the last probe
  * @reprobe_ms: hillclimb: STEADY time after which to probe once more
  * @hold_ms: iopa: time left in HOLD

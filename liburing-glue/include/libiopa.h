@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define LIBIOPA_VERSION_MAJOR	1
-#define LIBIOPA_VERSION_MINOR	6
+#define LIBIOPA_VERSION_MINOR	7
 
 /* The device iopa_open() opens. */
 #define LIBIOPA_DEV_PATH	"/dev/" IOPA_DEV_NAME
@@ -251,7 +251,18 @@ typedef void (*iopa_pool_done_fn)(void *arg, const struct iopa_cqe *cqe);
  * See libiopa(7), "Without the module".  Not with a ctx_fd (-EINVAL).
  */
 #define IOPA_POOL_F_INPROC	0x2U
-#define IOPA_POOL_F_MASK	(IOPA_POOL_F_BORROW | IOPA_POOL_F_INPROC)
+/*
+ * iopa_pool_opts.flags (libiopa 1.7): the module or nothing.  Without
+ * it, a pool that opens the device itself (ctx_fd < 0) and cannot use
+ * it runs in the process, whatever the reason: no device (ENOENT,
+ * ENODEV, ENXIO), no permission (EACCES, EPERM: a user not yet in group
+ * iopa), or a module of an ABI it does not know (EPROTONOSUPPORT,
+ * ENOTTY); iopa_pool_info.module_err says why.  With it, iopa_pool_init()
+ * returns that error instead.  Not with IOPA_POOL_F_INPROC (-EINVAL).
+ */
+#define IOPA_POOL_F_MODULE	0x4U
+#define IOPA_POOL_F_MASK	(IOPA_POOL_F_BORROW | IOPA_POOL_F_INPROC | \
+				 IOPA_POOL_F_MODULE)
 
 /**
  * struct iopa_pool_opts - settings of iopa_pool_init(); zero = default
@@ -297,6 +308,11 @@ struct iopa_pool_opts {
  * @outstanding: @submitted - @completed
  * @flags: IOPA_POOL_INFO_F_*
  * @limit: how many of the pool's jobs may run at once now (0: unknown)
+ * @module_err: (libiopa 1.7) why a pool that opened the device itself
+ *	runs in the process: the positive errno of opening or using
+ *	/dev/iopa (EACCES: not in its group; ENOENT: no module); 0 if it
+ *	uses the module or was asked to run in the process
+ * @reserved0: zero
  * @reserved: zero
  */
 struct iopa_pool_info {
@@ -314,7 +330,9 @@ struct iopa_pool_info {
 	uint64_t outstanding;
 	unsigned int flags;
 	unsigned int limit;
-	uint64_t reserved[3];
+	unsigned int module_err;
+	unsigned int reserved0;
+	uint64_t reserved[2];
 };
 
 /* iopa_pool_info.flags: the pool runs in the process, without the module. */

@@ -21,11 +21,12 @@
  *   controller's CPU guard.
  * - Device.  A job whose file lies on a rotational disk (sysfs
  *   queue/rotational of the file's device) starts the limit at 1, as the
- *   module does, until the first job that succeeds: if it read nothing
- *   from the disk (a page-cache hit: a tree hashed again), the start is
- *   the default one (or the cached knee) at once.  One job at a time
- *   guards a disk against seeks between streams; hits make none, and a
- *   run of a tenth of a second would spend its whole first cycle at 1.
+ *   module does; but INPROC_ROT_HITS jobs in a row that read nothing
+ *   from the disk (page-cache hits: a tree hashed again) before the
+ *   first cycle's end start it afresh as on any disk (8, or the cached
+ *   knee).  One job at a time guards a disk against seeks between
+ *   streams; hits make none, and a run of a tenth of a second would
+ *   spend its whole first cycle at 1.
  *
  * Cycles end where the module's delayed work would end them: on the
  * completion that gives the controller enough evidence (no sooner than
@@ -75,6 +76,14 @@
  * rule (max(8, limit) completions over mean service times) still holds.
  */
 #define INPROC_MIN_CYCLE_MS	25
+/* The CPUs' time a cycle needs for the CPU guard's verdict: 20 ticks. */
+#define INPROC_CPU_MIN_MS	200
+/*
+ * Successful jobs in a row that read nothing from a rotational disk (of
+ * threads whose I/O counter works) that undo its start of 1: the least
+ * evidence a cycle of the controller takes (IOPA_CTL_BR_MIN_JOBS).
+ */
+#define INPROC_ROT_HITS		8
 
 struct inproc_job {
 	struct iopa_work w;
@@ -101,8 +110,8 @@ struct inproc {
 	bool dev_seen;			/* the first job's device was looked at */
 	char dev_id[IOPA_KNEES_ID_LEN];	/* its identity (knees.c), or "" */
 	bool rot_start;			/* started at 1 for a rotational disk,
-					 * until the first job that succeeds */
-	unsigned int start;		/* the controller's own start */
+					 * and may yet undo it (hits) */
+	unsigned int rot_hits;		/* jobs in a row that read nothing */
 	unsigned int knee, knee_kb;	/* the cached knee, KiB a job */
 
 	struct inproc_job *pend;	/* ring of INPROC_MAX_JOBS */
@@ -204,10 +213,10 @@ static uint64_t inproc_io_bytes(struct inproc_worker *iw)
 }
 
 /*
- * The first job's file lies on a rotational disk: start at one job, as
- * the module does (kernel/limit.c, iopa_limit_note_file()).
+ * Is @fd's file on a rotational disk (sysfs)?  Without the queue's lock.
+ * The first job's is: start at one job, as the module does
+ * (kernel/limit.c, iopa_limit_note_file()).
  */
-/* Is @fd's file on a rotational disk (sysfs)?  Without the queue's lock. */
 static bool inproc_rotational(int fd)
 {
 	char path[96], buf[8];
@@ -255,20 +264,28 @@ static void inproc_note_device_locked(struct inproc *q, bool rotational,
 }
 
 /*
- * The first job that succeeded since a rotational start: if it read
- * nothing from the disk (a page-cache hit), back to the controller's own
- * start and the cached knee, as on a disk that is not rotational
- * (nothing measured yet: iopa_ctl_set_start() moves the limit only
- * then).  Jobs that wait get the room at once.
+ * A job succeeded since a rotational start, none measured yet: after
+ * INPROC_ROT_HITS in a row that read nothing from the disk (page-cache
+ * hits), the controller starts afresh as on a disk that is not
+ * rotational (at 8, or at the cached knee, unprobed): jobs that wait get
+ * the room at once.  A job that read the disk, a thread without an I/O
+ * counter (0 bytes would prove nothing), or a cycle measured first (the
+ * controller's own rule for hits then decides) keeps the start.
  */
-static void inproc_first_done_locked(struct inproc *q, uint64_t bytes)
+static void inproc_rot_done_locked(struct inproc *q,
+				   const struct inproc_worker *iw,
+				   uint64_t bytes)
 {
 	unsigned int old = q->limit;
 
-	q->rot_start = false;
-	if (bytes)
+	if (bytes || iw->io_fd < 0) {
+		q->rot_start = false;
 		return;
-	iopa_ctl_set_start(&q->ctl, &q->params, q->start);
+	}
+	if (++q->rot_hits < INPROC_ROT_HITS)
+		return;
+	q->rot_start = false;
+	iopa_ctl_init(&q->ctl, &q->params, IOPA_CTL_POLICY_BRACKET);
 	if (q->knee)
 		iopa_ctl_set_known(&q->ctl, &q->params, q->knee, q->knee_kb);
 	q->limit = iopa_ctl_limit(&q->ctl);
@@ -308,6 +325,7 @@ static void inproc_cycle_end_locked(struct inproc *q, int64_t now,
 	uint32_t r = 0;
 
 	memset(&s, 0, sizeof(s));
+	q->rot_start = false;	/* measured: the controller decides (hits) */
 	elapsed_ms = now > cyc->start_ns ?
 		     (uint64_t)(now - cyc->start_ns) / 1000000 : 0;
 	if (!elapsed_ms)
@@ -326,7 +344,14 @@ static void inproc_cycle_end_locked(struct inproc *q, int64_t now,
 		 cyc->jobs * 1000000 / elapsed_ms;
 	s.elapsed_ms = elapsed_ms > UINT32_MAX ? UINT32_MAX : elapsed_ms;
 	s.demand = cyc->demand || (q->nr_pend && q->running >= q->limit);
+	/*
+	 * /proc/stat counts in ticks (10 ms): under INPROC_CPU_MIN_MS of
+	 * the CPUs' time (a 25 ms cycle on 2 CPUs is 5 ticks) "less than
+	 * 10% idle" would be a coin toss; no verdict (not saturated), the
+	 * throughput judges alone.
+	 */
 	s.cpu_saturated = idle_ms != UINT64_MAX &&
+			  elapsed_ms * q->params.ncpus >= INPROC_CPU_MIN_MS &&
 			  idle_ms * 10 < elapsed_ms * q->params.ncpus;
 	s.block_io = q->tput_bytes;
 	s.completions = cyc->jobs > UINT32_MAX ? UINT32_MAX : cyc->jobs;
@@ -416,7 +441,6 @@ int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
 	n->params.max_limit = max_limit;
 	n->params.min_cycle_ms = INPROC_MIN_CYCLE_MS;
 	iopa_ctl_init(&n->ctl, &n->params, IOPA_CTL_POLICY_BRACKET);
-	n->start = iopa_ctl_limit(&n->ctl);
 	if (fixed_limit)
 		iopa_ctl_set_fixed(&n->ctl, fixed_limit);
 	n->limit = iopa_ctl_limit(&n->ctl);
@@ -674,7 +698,7 @@ static void inproc_complete_locked(struct inproc *q, struct inproc_worker *iw,
 	q->cyc.svc_sq = q->cyc.svc_sq > UINT64_MAX - sq ? UINT64_MAX :
 			q->cyc.svc_sq + sq;
 	if (q->rot_start && done->res >= 0)
-		inproc_first_done_locked(q, bytes);
+		inproc_rot_done_locked(q, iw, bytes);
 	pthread_cond_broadcast(&q->done_cv);
 	inproc_cycle_check_locked(q, now);
 }

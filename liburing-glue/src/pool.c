@@ -95,6 +95,7 @@ struct iopa_pool {
 	int ctx_fd;
 	int sub_fd;
 	struct inproc *inproc;		/* without the module: the jobs */
+	unsigned int module_err;	/* why without it (errno), or 0 */
 	unsigned int min_threads;
 	unsigned int max_threads;
 	unsigned int idle_ms;
@@ -512,6 +513,30 @@ static void pool_join_all(struct iopa_pool *p)
  * Open (ctx_fd < 0) or duplicate the pool's context and check that the
  * module speaks our ABI.  Returns 0 or -errno (-ENOENT: no /dev/iopa).
  */
+/*
+ * Errors of opening or using /dev/iopa that the in-process pool stands
+ * in for: no module (ENOENT, ENODEV, ENXIO), no permission (EACCES,
+ * EPERM: a user not yet in group iopa, the normal state right after
+ * make install), a device of an ABI not known (EPROTONOSUPPORT) or not
+ * iopa's (ENOTTY).  Not a process out of fds or memory: the pool needs
+ * those too.
+ */
+static bool pool_fallback_err(int r)
+{
+	switch (-r) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+	case EACCES:
+	case EPERM:
+	case EPROTONOSUPPORT:
+	case ENOTTY:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int pool_open_ctx(struct iopa_pool *p, int ctx_fd)
 {
 	struct iopa_features feat;
@@ -646,9 +671,9 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 	if (o.limit > IOPA_LIMIT_MAX || o.max_threads > POOL_MAX_THREADS)
 		return -EINVAL;
 
-	/* In-process by request, or where there is no iopa device. */
+	/* In-process by request, or where the device cannot be used. */
 	inproc = o.flags & IOPA_POOL_F_INPROC;
-	if (inproc && ctx_fd >= 0)
+	if (inproc && (ctx_fd >= 0 || (o.flags & IOPA_POOL_F_MODULE)))
 		return -EINVAL;
 
 	p = calloc(1, sizeof(*p));
@@ -657,8 +682,11 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 	p->ctx_fd = p->sub_fd = -1;
 	if (!inproc) {
 		r = pool_open_ctx(p, ctx_fd);
-		if (r == -ENOENT || r == -ENODEV || r == -ENXIO)
-			inproc = ctx_fd < 0;
+		if (r < 0 && ctx_fd < 0 && !(o.flags & IOPA_POOL_F_MODULE) &&
+		    pool_fallback_err(r)) {
+			inproc = true;
+			p->module_err = -r;
+		}
 		if (r < 0 && !inproc)
 			goto out_free;
 	}
@@ -930,6 +958,7 @@ IOPA_EXPORT int iopa_pool_get_info(struct iopa_pool *p,
 	if (p->inproc) {
 		info->flags |= IOPA_POOL_INFO_F_INPROC;
 		info->limit = iopa_inproc_limit(p->inproc);
+		info->module_err = p->module_err;
 	} else {
 		r = iopa_get_limit(p->sub_fd, NULL);
 		info->limit = r > 0 ? (unsigned int)r : 0;

@@ -58,7 +58,18 @@ if [ ! -e /dev/iopa ]; then
 		'out=$(./iopa-sum -v iopa-sum.c iopa-sum.1 2>'"$tmp"'/err) &&
 		 [ "$out" = "$(sha256sum iopa-sum.1 iopa-sum.c)" ] &&
 		 grep -q "(in process)" '"$tmp"'/err'
+	t "without /dev/iopa: -v says why, once" sh -c \
+		'./iopa-sum -v iopa-sum.1 2>&1 >/dev/null |
+		 grep -cx "iopa-sum: in process, without the module: /dev/iopa: No such file or directory" |
+		 grep -qx 1'
+	t "without /dev/iopa: -m (the module or nothing) fails, status 1" sh -c \
+		'out=$(./iopa-sum -m iopa-sum.1 2>&1 >/dev/null); rc=$?;
+		 [ $rc = 1 ] && [ "$out" = "iopa-sum: /dev/iopa: No such file or directory" ]'
 fi
+t "-m with -p: status 2" rc_is 2 ./iopa-sum -m -p iopa-sum.1
+t "-p -v says it was asked" sh -c \
+	'./iopa-sum -p -v iopa-sum.1 2>&1 >/dev/null |
+	 grep -qx "iopa-sum: in process, without the module (-p)"'
 # (A file system without an id, f_fsid 0, gets no memory: not checked there.)
 [ "$(stat -f -c %i .)" = 0 ] ||
 t "in process: the knee cache kept in \$HOME/.cache/iopa/knees by default" sh -c \

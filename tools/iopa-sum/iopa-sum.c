@@ -423,10 +423,35 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+#define JOIN_HINT "to use the module, join group iopa (sudo usermod -aG iopa " \
+		  "\"$USER\", then log in again)"
+
+/* -v: whether the pool uses the module, and why not. */
+static void say_which(void)
+{
+	struct iopa_pool_info info;
+
+	if (iopa_pool_get_info(S.pool, &info))
+		return;
+	if (!(info.flags & IOPA_POOL_INFO_F_INPROC)) {
+		fprintf(stderr, "%s: using the iopa module (%s)\n", PROG,
+			LIBIOPA_DEV_PATH);
+	} else if (!info.module_err) {
+		fprintf(stderr, "%s: in process, without the module (-p)\n",
+			PROG);
+	} else {
+		fprintf(stderr, "%s: in process, without the module: %s: %s\n",
+			PROG, LIBIOPA_DEV_PATH, strerror((int)info.module_err));
+		if (info.module_err == EACCES || info.module_err == EPERM)
+			fprintf(stderr, "%s: %s\n", PROG, JOIN_HINT);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: %s [-j MAXTHREADS] [-l LIMIT] [-q] [-v] FILE|DIR...\n"
+		"usage: %s [-j MAXTHREADS] [-l LIMIT] [-m|-p] [-q] [-v] [--progress]\n"
+		"          FILE|DIR...\n"
 		"Print the SHA-256 of every regular file under each DIR (and of each\n"
 		"FILE), in sha256sum's format, sorted by path.  The files are read by\n"
 		"a pool of iopa worker threads: the kernel's in-flight limit decides\n"
@@ -437,11 +462,15 @@ static void usage(FILE *out)
 		"                       max_limit + 1; 257 without the module)\n"
 		"  -l, --limit N        pin the in-flight limit at N (default 0: the\n"
 		"                       kernel adapts it)\n"
+		"  -m, --module         the iopa module or nothing: fail if /dev/iopa\n"
+		"                       cannot be used (default: the pool runs in the\n"
+		"                       process then)\n"
 		"  -p, --in-process     run the pool in the process even where the\n"
 		"                       module is loaded\n"
 		"  -q, --quiet          no progress line (default: shown when stderr\n"
 		"                       is a terminal)\n"
-		"  -v, --verbose        at the end, a summary on stderr: files, bytes,\n"
+		"  -v, --verbose        on stderr, first whether the module is used (and\n"
+		"                       why not), at the end a summary: files, bytes,\n"
 		"                       time, the limits the kernel chose, threads\n"
 		"      --progress       show the progress line even if stderr is not\n"
 		"                       a terminal\n"
@@ -537,6 +566,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "max-threads", required_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "module", no_argument, NULL, 'm' },
 		{ "in-process", no_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -553,7 +583,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	memset(&po, 0, sizeof(po));
-	while ((opt = getopt_long(argc, argv, "j:l:pqvhV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "j:l:mpqvhV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			if (parse_uint(optarg, 65536, &po.max_threads) ||
@@ -563,6 +593,9 @@ int main(int argc, char **argv)
 		case 'l':
 			if (parse_uint(optarg, IOPA_LIMIT_MAX, &po.limit))
 				goto bad_arg;
+			break;
+		case 'm':
+			po.flags |= IOPA_POOL_F_MODULE;
 			break;
 		case 'p':
 			po.flags |= IOPA_POOL_F_INPROC;
@@ -589,6 +622,10 @@ int main(int argc, char **argv)
 	}
 	if (optind == argc)
 		goto bad_usage;
+	if ((po.flags & IOPA_POOL_F_MODULE) && (po.flags & IOPA_POOL_F_INPROC)) {
+		fprintf(stderr, "%s: -m and -p exclude each other\n", PROG);
+		goto bad_usage;
+	}
 	pthread_mutex_init(&S.err_lock, NULL);
 	S.progress = !quiet && (force_progress || isatty(STDERR_FILENO));
 
@@ -622,8 +659,12 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "%s: %s: %s\n", PROG, LIBIOPA_DEV_PATH,
 			strerror(-r));
+		if (r == -EACCES || r == -EPERM)
+			fprintf(stderr, "%s: %s\n", PROG, JOIN_HINT);
 		return 1;
 	}
+	if (S.verbose)
+		say_which();
 	/* The pool first: no walk of a large tree to learn iopa is missing. */
 	for (i = optind; i < argc; i++)
 		add_operand(argv[i]);
@@ -692,7 +733,7 @@ int main(int argc, char **argv)
 bad_arg:
 	fprintf(stderr, "%s: bad value '%s' for -%c\n", PROG, optarg, opt);
 bad_usage:
-	fprintf(stderr, "usage: %s [-j MAXTHREADS] [-l LIMIT] [-q] [-v] FILE|DIR...\n"
+	fprintf(stderr, "usage: %s [-j MAXTHREADS] [-l LIMIT] [-m|-p] [-q] [-v] FILE|DIR...\n"
 		"Try '%s --help' for more information.\n", PROG, PROG);
 	return 2;
 }

@@ -323,9 +323,32 @@ TEST_F(inproc, without_device_by_itself)
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
 	EXPECT_EQ(IOPA_POOL_INFO_F_INPROC, info.flags);
+	EXPECT_EQ((unsigned int)ENOENT, info.module_err);	/* why */
 	ASSERT_EQ(0, submit_range(self, 0, 8, 0));
 	EXPECT_EQ(0, iopa_pool_wait(self->pool));
 	EXPECT_EQ(8, atomic_load(&self->tb.done_calls));
+}
+
+/*
+ * The module or nothing (IOPA_POOL_F_MODULE, libiopa 1.7): without it,
+ * the error of opening it; not with IOPA_POOL_F_INPROC.  Asked to run in
+ * the process, no error to tell (module_err 0).
+ */
+TEST_F(inproc, module_only_gets_the_error)
+{
+	struct iopa_pool_info info;
+
+	if (access(LIBIOPA_DEV_PATH, F_OK) == 0)
+		SKIP(return, "this host has " LIBIOPA_DEV_PATH);
+	self->o.flags = IOPA_POOL_F_MODULE;
+	EXPECT_EQ(-ENOENT, iopa_pool_init(&self->pool, -1, &self->o));
+	EXPECT_EQ(NULL, self->pool);
+	self->o.flags = IOPA_POOL_F_MODULE | IOPA_POOL_F_INPROC;
+	EXPECT_EQ(-EINVAL, iopa_pool_init(&self->pool, -1, &self->o));
+	self->o.flags = IOPA_POOL_F_INPROC;
+	ASSERT_EQ(0, start(self));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(0u, info.module_err);
 }
 
 TEST_F(inproc, inproc_with_ctx_fd_is_einval)
@@ -627,18 +650,29 @@ static bool on_rotational(int fd)
 
 /*
  * On a disk that says it is rotational the limit starts at 1 for jobs
- * that read it.  A first job that read nothing from it (a page-cache hit:
- * a tree hashed again) gives the default start (8) at once; before, the
- * whole first cycle (100 ms and more: all of a short run) ran at 1.
+ * that read it.  Eight jobs in a row that read nothing from it (page-cache
+ * hits: a tree hashed again) start it afresh at the default start (8);
+ * before, the whole first cycle (100 ms and more: all of a short run) ran
+ * at 1.  Seven are not enough.
  */
-TEST_F(inproc, rotational_start_lifted_by_a_first_hit)
+TEST_F(inproc, rotational_start_lifted_by_cache_hits)
 {
+	static char data[64 * 1024];
 	struct iopa_pool_info info;
 
 	if (!on_rotational(self->file))
 		SKIP(return, "the test file's disk does not say rotational");
+	memset(data, 'x', sizeof(data));
+	ASSERT_EQ((ssize_t)sizeof(data), pwrite(self->file, data, sizeof(data), 0));
+	/* in the page cache: the jobs read it from there */
+	ASSERT_EQ((ssize_t)sizeof(data), pread(self->file, data, sizeof(data), 0));
+	self->tb.read_all = true;
 	ASSERT_EQ(0, start(self));
-	ASSERT_EQ(0, submit_range(self, 0, 1, 0));
+	ASSERT_EQ(0, submit_range(self, 0, 7, 0));
+	ASSERT_EQ(0, iopa_pool_wait(self->pool));
+	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(1u, info.limit);
+	ASSERT_EQ(0, submit_range(self, 7, 8, 0));
 	ASSERT_EQ(0, iopa_pool_wait(self->pool));
 	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
 	EXPECT_EQ(8u, info.limit);
