@@ -29,10 +29,17 @@
 #ifndef LIBIOPA_H
 #define LIBIOPA_H
 
+/*
+ * <liburing.h> first: it defines _XOPEN_SOURCE for glibc to declare
+ * sigset_t under strict ISO C (-std=c99, c11, c17), which only works if
+ * no libc header came before it.  A program built so that includes libc
+ * headers before this one defines _XOPEN_SOURCE (or _GNU_SOURCE) itself,
+ * as with <liburing.h>.
+ */
+#include <liburing.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <liburing.h>
 #include <linux/iopa.h>
 
 #ifdef __cplusplus

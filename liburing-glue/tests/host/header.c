@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR MIT)
 /*
- * Compile test of the installed header: built as C (gnu99, gnu11, gnu17)
- * and as C++ (c++11, c++17, c++20) with -Wall -Wextra -Werror, linked and
- * run.  It uses every inline helper and names every exported function, so
- * a declaration that does not match the library fails to link.
+ * Compile test of the installed header: built as C (gnu99, gnu11, gnu17,
+ * and strict ISO c99, c11, c17 with -pedantic) and as C++ (c++11, c++17,
+ * c++20, -pedantic too) with -Wall -Wextra -Werror, linked and run.  It
+ * uses every inline helper and names every exported function, so a
+ * declaration that does not match the library fails to link.  Nothing
+ * before <libiopa.h>: its first include is <liburing.h>, which needs that
+ * under strict ISO C.
  */
 #include <libiopa.h>
+
+/* Any function pointer (ISO C converts between function pointer types). */
+typedef void (*any_fn)(void);
 
 static int work_fn(void *arg, const struct iopa_work *w)
 {
@@ -23,22 +29,22 @@ int main(void)
 	struct iopa_work work;
 	struct iopa_pool_opts opts;
 	iopa_pool_fn fn = work_fn;
-	const void *fns[] = {
-		(const void *)iopa_open, (const void *)iopa_get_features,
-		(const void *)iopa_submitter_create,
-		(const void *)iopa_worker_create, (const void *)iopa_get_stats,
-		(const void *)iopa_submit, (const void *)iopa_reap,
-		(const void *)iopa_cancel, (const void *)iopa_set_limit,
-		(const void *)iopa_get_limit, (const void *)iopa_set_adapt,
-		(const void *)iopa_get_state, (const void *)iopa_fetch,
-		(const void *)iopa_complete,
-		(const void *)iopa_complete_and_fetch,
-		(const void *)iopa_pool_init,
-		(const void *)iopa_pool_create_threads,
-		(const void *)iopa_pool_submit, (const void *)iopa_pool_wait,
-		(const void *)iopa_pool_close, (const void *)iopa_pool_ctx_fd,
-		(const void *)iopa_pool_submitter_fd,
-		(const void *)iopa_pool_get_info,
+	const any_fn fns[] = {
+		(any_fn)iopa_open, (any_fn)iopa_get_features,
+		(any_fn)iopa_submitter_create,
+		(any_fn)iopa_worker_create, (any_fn)iopa_get_stats,
+		(any_fn)iopa_submit, (any_fn)iopa_reap,
+		(any_fn)iopa_cancel, (any_fn)iopa_set_limit,
+		(any_fn)iopa_get_limit, (any_fn)iopa_set_adapt,
+		(any_fn)iopa_get_state, (any_fn)iopa_fetch,
+		(any_fn)iopa_complete,
+		(any_fn)iopa_complete_and_fetch,
+		(any_fn)iopa_pool_init,
+		(any_fn)iopa_pool_create_threads,
+		(any_fn)iopa_pool_submit, (any_fn)iopa_pool_wait,
+		(any_fn)iopa_pool_close, (any_fn)iopa_pool_ctx_fd,
+		(any_fn)iopa_pool_submitter_fd,
+		(any_fn)iopa_pool_get_info,
 	};
 	unsigned int i;
 

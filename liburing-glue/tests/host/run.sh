@@ -59,14 +59,18 @@ done < <(grep -E '^(not )?ok [0-9]+ ' "$OUT/inproc.log")
 t "pool in process: the test program exits 0" test "$inproc_rc" = 0
 
 # ---- the header as C and C++ --------------------------------------------------
-for std in gnu99 gnu11 gnu17; do
-	t "header compiles, links and runs as C ($std)" sh -c \
-		"$CC -std=$std $WARN $INC -o $OUT/header-$std tests/host/header.c \
-			-L. -liopa -Wl,-rpath,$LIBDIR && $OUT/header-$std"
+# GNU modes, and strict ISO C and C++ with -pedantic (Integrators 2: under
+# -std=c99 <libiopa.h> failed, libc's <string.h> before <liburing.h>).
+for std in gnu99 gnu11 gnu17 c99 c11 c17; do
+	case $std in c*) ped=-pedantic ;; *) ped= ;; esac
+	t "header compiles, links and runs as C ($std${ped:+ $ped})" sh -c \
+		"$CC -std=$std $ped $WARN $INC -o $OUT/header-$std \
+			tests/host/header.c -L. -liopa -Wl,-rpath,$LIBDIR && \
+			$OUT/header-$std"
 done
 for std in c++11 c++17 c++20; do
-	t "header compiles, links and runs as C++ ($std)" sh -c \
-		"$CXX -std=$std $WARN $INC -x c++ -o $OUT/header-$std \
+	t "header compiles, links and runs as C++ ($std -pedantic)" sh -c \
+		"$CXX -std=$std -pedantic $WARN $INC -x c++ -o $OUT/header-$std \
 			tests/host/header.c -L. -liopa -Wl,-rpath,$LIBDIR && \
 			$OUT/header-$std"
 done
