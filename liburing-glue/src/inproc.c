@@ -40,7 +40,8 @@
  * limit is this process's alone (nothing shares a device with other
  * processes' pools, no sysfs tunables: the controller's defaults);
  * a job's fd is dup()ed at submission (it counts against RLIMIT_NOFILE
- * until the job ends) and any open fd is accepted; jobs run in
+ * until the job ends; at most fd_cap at once, the pool's share) and any
+ * open fd is accepted; jobs run in
  * submission order; at most INPROC_MAX_JOBS are outstanding.
  *
  * Locking: q->lock guards everything below it in struct inproc; the
@@ -55,6 +56,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +108,8 @@ struct inproc {
 	pthread_cond_t work_cv;		/* a job may be taken, or stop */
 	pthread_cond_t done_cv;		/* a completion is there */
 	bool borrow;			/* lent fds reach the threads as is */
+	unsigned int fd_cap;		/* most job fds of ours held at once */
+	atomic_uint nr_fds;		/* job fds of ours held (no lock) */
 	bool stop;
 	bool dev_seen;			/* the first job's device was looked at */
 	char dev_id[IOPA_KNEES_ID_LEN];	/* its identity (knees.c), or "" */
@@ -403,11 +407,12 @@ static bool inproc_cycle_check_locked(struct inproc *q, int64_t now)
  * @max_limit: the most the adaptive limit may reach (the pool's threads)
  * @borrow: jobs with IOPA_JOB_F_BORROW reach the threads with the
  *	application's own fd (IOPA_POOL_F_BORROW)
+ * @fd_cap: the most fds of jobs (dup()s) held at once, at least 1
  *
  * Return: 0, or -ENOMEM.
  */
 int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
-		  unsigned int max_limit, bool borrow)
+		  unsigned int max_limit, bool borrow, unsigned int fd_cap)
 {
 	pthread_condattr_t ca;
 	struct inproc *n;
@@ -432,6 +437,7 @@ int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
 	pthread_cond_init(&n->done_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	n->borrow = borrow;
+	n->fd_cap = fd_cap ? fd_cap : 1;
 	n->next_id = 1;
 	iopa_ctl_params_default(&n->params, cpus > 0 ? (u32)cpus : 1);
 	if (max_limit < 1)
@@ -447,6 +453,17 @@ int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
 	n->idle = true;
 	*q = n;
 	return 0;
+}
+
+/**
+ * iopa_inproc_put_fd() - close a job's fd of ours (not a lent one)
+ * @q: the source
+ * @fd: the fd a job got from iopa_inproc_next()
+ */
+void iopa_inproc_put_fd(struct inproc *q, int fd)
+{
+	close(fd);
+	atomic_fetch_sub(&q->nr_fds, 1);
 }
 
 /**
@@ -502,7 +519,7 @@ void iopa_inproc_destroy(struct inproc *q)
 					       INPROC_MAX_JOBS].w;
 
 		if (!(w->flags & IOPA_WORK_F_BORROWED))
-			close(w->fd);
+			iopa_inproc_put_fd(q, w->fd);
 	}
 	pthread_cond_destroy(&q->done_cv);
 	pthread_cond_destroy(&q->work_cv);
@@ -517,7 +534,7 @@ void iopa_inproc_destroy(struct inproc *q)
  * one), or the lent one: 0 or -errno.  Without the queue's lock: the
  * system calls of a submission do not hold up the pool's threads.
  */
-static int inproc_prepare(const struct inproc *q, const struct iopa_job *job,
+static int inproc_prepare(struct inproc *q, const struct iopa_job *job,
 			  struct iopa_work *w)
 {
 	int fd = job->fd;
@@ -530,9 +547,20 @@ static int inproc_prepare(const struct inproc *q, const struct iopa_job *job,
 		if (fcntl(fd, F_GETFD) < 0)
 			return -EBADF;
 	} else {
+		/*
+		 * At most fd_cap of ours (the pool's share of RLIMIT_NOFILE):
+		 * the application keeps fds to open its next files with.
+		 * Beyond, as out of fds: the pool reaps and tries again.
+		 */
+		if (atomic_fetch_add(&q->nr_fds, 1) >= q->fd_cap) {
+			atomic_fetch_sub(&q->nr_fds, 1);
+			return -ETOOMANYREFS;
+		}
 		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0)
+		if (fd < 0) {
+			atomic_fetch_sub(&q->nr_fds, 1);
 			return errno == EMFILE ? -ETOOMANYREFS : -errno;
+		}
 	}
 	memset(w, 0, sizeof(*w));
 	w->user_data = job->user_data;
@@ -625,7 +653,7 @@ out_unlock:
 	while (n > i) {
 		n--;
 		if (!(w[n].flags & IOPA_WORK_F_BORROWED))
-			close(w[n].fd);
+			iopa_inproc_put_fd(q, w[n].fd);
 	}
 	return i ? (int)i : r;
 }

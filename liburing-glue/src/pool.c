@@ -55,14 +55,17 @@
  */
 #include "pool.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,6 +176,37 @@ static unsigned int pool_default_max(unsigned int limit)
 		max = limit;
 	/* One spare parked in FETCH, as when the limit binds (see 2.). */
 	return max + 1;
+}
+
+/*
+ * The fds a pool may hold: half of those the process may still open
+ * (RLIMIT_NOFILE's soft limit less the fds open now), at least 3; the
+ * other half stays the application's, to open the files it submits with
+ * (a pool that took them all left iopa-sum none: every open failed with
+ * EMFILE under ulimit -n 64).  UINT_MAX for a limit beyond 2^20: no
+ * budget to keep.  A thread holds one fd (its worker fd, or in process
+ * its I/O counter) and one more while it runs a job (the job's); in
+ * process a queued job holds one too, its dup().
+ */
+static unsigned int pool_fd_budget(void)
+{
+	unsigned long open_now = 0, left;
+	struct rlimit rl;
+	struct dirent *e;
+	DIR *d;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (1UL << 20))
+		return UINT_MAX;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return UINT_MAX;
+	while ((e = readdir(d)))
+		open_now += e->d_name[0] != '.';
+	closedir(d);
+	open_now = open_now ? open_now - 1 : 0;	/* the DIR's own */
+	left = rl.rlim_cur > open_now ? rl.rlim_cur - open_now : 0;
+	return left / 2 < 3 ? 3 : (unsigned int)(left / 2);
 }
 
 static void pool_set_error(struct iopa_pool *p, int err)
@@ -418,7 +452,11 @@ static void *pool_thread_main(void *arg)
 		atomic_fetch_sub(&p->nidle, 1);
 		pool_maybe_grow(p);
 		done.res = p->fn(p->arg, &w);
-		if (!(w.flags & IOPA_WORK_F_BORROWED))
+		if (w.flags & IOPA_WORK_F_BORROWED)
+			;
+		else if (p->inproc)
+			iopa_inproc_put_fd(p->inproc, w.fd);
+		else
 			close(w.fd);
 		done.job_id = w.job_id;
 		have_done = true;
@@ -651,10 +689,10 @@ static void pool_list_del(struct iopa_pool *p)
 IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 			       const struct iopa_pool_opts *opts)
 {
+	unsigned int i, fd_budget, fd_threads;
 	struct iopa_pool_opts o;
 	struct iopa_pool *p;
 	bool inproc;
-	unsigned int i;
 	int r;
 
 	if (!pool)
@@ -699,11 +737,26 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 	p->min_threads = o.min_threads;
 	p->max_threads = o.max_threads ? o.max_threads :
 			 pool_default_max(o.limit);
+	/*
+	 * The fd budget: with the module, two fds a thread (its worker fd,
+	 * a running job's); in process a third of it for the threads (I/O
+	 * counter, running job), the rest for the jobs' dup()s, queued or
+	 * running.  A thread less than asked is a limit lower than the
+	 * kernel's; no fd free for a job is EMFILE in the user function.
+	 */
+	fd_budget = pool_fd_budget();
+	fd_threads = inproc ? fd_budget / 3 : fd_budget / 2;
+	if (fd_threads < 1)
+		fd_threads = 1;
 	p->idle_ms = o.idle_ms ? o.idle_ms : POOL_DEFAULT_IDLE_MS;
 	if (p->min_threads > p->max_threads) {
 		r = -EINVAL;
 		goto out_close_ctx;
 	}
+	if (p->max_threads > fd_threads)
+		p->max_threads = fd_threads;
+	if (p->min_threads > p->max_threads)
+		p->min_threads = p->max_threads;
 	atomic_store(&p->max_eff, p->max_threads);
 	p->done = o.done;
 	p->done_arg = o.done_arg;
@@ -721,7 +774,9 @@ IOPA_EXPORT int iopa_pool_init(struct iopa_pool **pool, int ctx_fd,
 		r = iopa_inproc_create(&p->inproc, o.limit,
 				  o.max_threads || p->max_threads < 2 ?
 				  p->max_threads : p->max_threads - 1,
-				  p->borrow);
+				  p->borrow,
+				  fd_budget == UINT_MAX ? UINT_MAX :
+				  fd_budget - fd_threads);
 		if (r < 0)
 			goto out_free_threads;
 	} else {

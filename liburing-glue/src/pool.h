@@ -40,7 +40,8 @@ struct inproc_worker {
 };
 
 int iopa_inproc_create(struct inproc **q, unsigned int fixed_limit,
-		  unsigned int max_limit, bool borrow);
+		  unsigned int max_limit, bool borrow, unsigned int fd_cap);
+void iopa_inproc_put_fd(struct inproc *q, int fd);
 unsigned int iopa_inproc_default_max(void);
 void iopa_inproc_stop(struct inproc *q);
 void iopa_inproc_destroy(struct inproc *q);

@@ -127,6 +127,17 @@ ok $? "-j 2: same output"
 	cmp l1.ref l1.out
 ok $? "-l 1 (pinned limit, one file at a time): same output"
 
+# Under a low RLIMIT_NOFILE, as low as `find | sort | xargs sha256sum`
+# works with (Integrators 2, item 2: at ulimit -n 64 it printed nothing):
+# the pool and the walk keep within the limit, the output the same.
+for nofile in 16 32 64; do
+	(ulimit -n $nofile && exec "$SUM" $SUM_FLAGS tree) >nofile.out 2>nofile.err
+	rc=$?
+	[ $rc = 0 ] && [ ! -s nofile.err ] && cmp ref.out nofile.out
+	ok $? "ulimit -n $nofile: the whole tree, same output, exit 0 ($rc)"
+	sed 's/^/#   stderr: /' nofile.err | head -n 3
+done
+
 # For the record (no check): the whole tree again, adaptive and pinned.
 for a in "" "-l 1" "-l 2" "-l 4"; do
 	"$SUM" $SUM_FLAGS -q -v $a tree 2>&1 >/dev/null | sed "s/^/# [${a:-adaptive}] /"

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -143,12 +144,17 @@ static char *join(const char *dir, const char *name)
 
 /*
  * Every regular file under @dir, as `find DIR -type f` lists them:
- * symlinks are not followed, other file types are skipped.
+ * symlinks are not followed, other file types are skipped.  One
+ * directory open at a time, whatever the depth: its subdirectories are
+ * walked once it is closed (a tree 11 deep took 11 fds, all there are
+ * under ulimit -n 16).
  */
 static void walk(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	char **subs = NULL;
+	size_t nsubs = 0, i;
 
 	if (!d) {
 		file_error(dir, "%s", strerror(errno));
@@ -184,8 +190,8 @@ static void walk(const char *dir)
 			S.failed++;
 			free(path);
 		} else if (S_ISDIR(st.st_mode)) {
-			walk(path);
-			free(path);
+			subs = xrealloc(subs, (nsubs + 1) * sizeof(*subs));
+			subs[nsubs++] = path;
 		} else if (S_ISREG(st.st_mode)) {
 			add_file(path);
 		} else {
@@ -193,6 +199,11 @@ static void walk(const char *dir)
 		}
 	}
 	closedir(d);
+	for (i = 0; i < nsubs; i++) {
+		walk(subs[i]);
+		free(subs[i]);
+	}
+	free(subs);
 }
 
 /* An operand: followed if a symlink, like sha256sum and find. */
@@ -497,22 +508,75 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 	return 0;
 }
 
+/*
+ * Files opened at once before their submission: at most a quarter of the
+ * fds the process may still open (RLIMIT_NOFILE less those open), so that
+ * iopa-sum works wherever `find | xargs sha256sum` does (ulimit -n 16);
+ * the pool takes at most half (libiopa(7)).
+ */
+static unsigned int open_batch(void)
+{
+	unsigned long open_now = 0, left;
+	struct rlimit rl;
+	struct dirent *e;
+	DIR *d;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (1UL << 20))
+		return SUBMIT_BATCH;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return SUBMIT_BATCH;
+	while ((e = readdir(d)))
+		open_now += e->d_name[0] != '.';
+	closedir(d);
+	left = rl.rlim_cur > open_now ? rl.rlim_cur - open_now : 0;
+	left /= 4;
+	return left < 1 ? 1 : left > SUBMIT_BATCH ? SUBMIT_BATCH : (unsigned int)left;
+}
+
+/*
+ * Out of fds (EMFILE, ENFILE) with jobs of ours in flight: wait for them
+ * (their fds are then closed) and try again; true if worth a retry.
+ */
+static bool fds_freed(void)
+{
+	struct iopa_pool_info info;
+	int r;
+
+	if (iopa_pool_get_info(S.pool, &info) || !info.outstanding)
+		return false;
+	do
+		r = iopa_pool_wait(S.pool);
+	while (r == -EINTR);
+	return r == 0;
+}
+
 /* Open and submit files [0, S.nr); failures end their file at once. */
 static int submit_all(void)
 {
 	struct iopa_job jobs[SUBMIT_BATCH];
 	size_t idx[SUBMIT_BATCH];
+	unsigned int batch = open_batch();
 	size_t i = 0;
 
 	while (i < S.nr) {
 		unsigned int nb = 0, k = 0;
 
-		while (nb < SUBMIT_BATCH && i < S.nr) {
+		while (nb < batch && i < S.nr) {
 			struct stat st;
 			int fd;
 
 			fd = open(S.files[i].path,
 				  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			/* No fd left: submit those open, or wait for ours. */
+			if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+				int e = errno;
+
+				if (nb || fds_freed())
+					break;
+				errno = e;	/* not even one fits */
+			}
 			if (fd < 0 || fstat(fd, &st)) {
 				int e = errno;
 

@@ -305,12 +305,80 @@ TEST_F(inproc, info_says_inproc_and_no_fds)
 TEST_F(inproc, default_max_threads_is_the_modules_ceiling)
 {
 	struct iopa_pool_info info;
+	struct rlimit rl;
 
 	if (access("/sys/class/misc/iopa/max_limit", F_OK) == 0)
 		SKIP(return, "this host has the module: its max_limit applies");
+	/* room for 257 threads in the fd budget (fd_budget_*), if it can */
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 4096)
+		SKIP(return, "RLIMIT_NOFILE's hard limit is below 4096");
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 65536 : rl.rlim_max;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
 	EXPECT_EQ(257u, info.max_threads);
+}
+
+/* In a child under RLIMIT_NOFILE = fds open + 24: the steps, 0 or the failed one. */
+static int fd_budget_child(FIXTURE_DATA(inproc) *self)
+{
+	struct iopa_pool_info info;
+	struct rlimit rl;
+	unsigned int i;
+	int fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 10;
+	rl.rlim_cur = (rlim_t)count_fds() + 24;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 11;
+	self->tb.work_us = 200;
+	if (start(self))
+		return 12;
+	for (i = 0; i < 2000; i++) {
+		struct iopa_job j = { .fd = self->file, .user_data = i };
+
+		/* the application's next file: there is always an fd for it */
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 13;
+		close(fd);
+		if (iopa_pool_submit(self->pool, &j, 1) != 1)
+			return 14;
+	}
+	if (iopa_pool_wait(self->pool))
+		return 15;
+	if (atomic_load(&self->tb.done_calls) != 2000 ||
+	    atomic_load(&self->tb.fd_bad))
+		return 16;
+	if (iopa_pool_get_info(self->pool, &info) || info.max_threads > 24)
+		return 17;
+	return 0;
+}
+
+/*
+ * The pool keeps within half of the fds the process may still open
+ * (Integrators 2, item 2): under RLIMIT_NOFILE of the fds open + 24, two
+ * thousand jobs run while the application opens a file before each
+ * submission, and none of those opens fails.  Before, the jobs' dup()s
+ * and the threads took every fd: iopa-sum under ulimit -n 64 printed no
+ * checksum, each open failing with EMFILE.
+ */
+TEST_F_TIMEOUT(inproc, fd_budget_keeps_fds_for_the_application, 60)
+{
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(fd_budget_child(self));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d failed (see fd_budget_child())",
+		       WEXITSTATUS(status));
 }
 
 TEST_F(inproc, without_device_by_itself)
