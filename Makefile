@@ -7,6 +7,16 @@
 #   make module          kernel/iopa.ko
 #   make tools           tools/iopa-demo, liburing-glue (libiopa), tools/iopa-sum
 #   make selftests       selftests/iopa (kselftest harness from KSFT_INC)
+#   make lib             libiopa alone (liburing-glue/): no kernel headers,
+#                        no package installed, no root (needs liburing-dev)
+#   make install-lib     libiopa alone (.so, .a, libiopa.pc, <libiopa.h>,
+#                        <linux/iopa.h>, man pages) under DESTDIR/PREFIX;
+#                        nothing of the module; ldconfig only as root
+#                        without DESTDIR; `make uninstall-lib` removes it
+#   make deps            install the Debian packages the build and checks
+#                        need (root); `make`, `make module` and `make tools`
+#                        only say what is missing, while make check, make
+#                        demo and the benches install it (a fresh machine)
 #   make install         the module (kbuild modules_install into
 #                        $(DESTDIR)/lib/modules/<KVER>/$(INSTALL_MOD_DIR)), the uapi
 #                        header and iopa(4), libiopa (.so, .a, libiopa.pc, man pages),
@@ -69,14 +79,17 @@
 #   MODULESLOADDIR /usr/lib/modules-load.d (iopa.conf: load at boot)
 #   SYSUSERSDIR    /usr/lib/sysusers.d (iopa.conf: the group "iopa")
 #   SYSTEMDUNITDIR /usr/lib/systemd/system (iopa-knees.service: the
-#                  devices' knees kept across reboots, by $(SBINDIR)/iopa-knees)
+#                  devices' knees kept across reboots, by $(SBINDIR)/iopa-knees;
+#                  iopa-metrics.service and .timer: iopactl metrics for
+#                  node_exporter's textfile collector every 15 s, not enabled)
 #   DKMSSRCDIR     /usr/src (dkms's source tree; not under PREFIX)
 #   INSTALL_MOD_DIR  updates (the module's directory under /lib/modules/<KVER>)
 #   KVER           the kernel release of KDIR (its include/config/kernel.release)
 #
 # Nothing needs root except deps.sh, which installs missing Debian packages
-# (build tools, QEMU, busybox, fio...) when it can, and `make install` or
-# `make uninstall` without DESTDIR.
+# (build tools, QEMU, busybox, fio...) for `make deps`, `make check`, `make
+# demo` and the benches, and `make install` or `make uninstall` without
+# DESTDIR.
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 GUEST := $(TOP)/tools/guest
@@ -134,27 +147,34 @@ else
 KDIR = $(eval KDIR := $(call fetch_kdir))$(KDIR)
 endif
 endif
-# `make install` and `make uninstall` install no package (deps.sh only
-# says what is missing).
-DEPS_FLAGS := $(if $(INSTALLING),--no-install)
-fetch_kdir = $(strip $(shell $(GUEST)/deps.sh build >&2 && \
+# Only `make deps` and the targets that boot guests (check, demo, the
+# benches: what a fresh machine runs) install packages; `make`, `make
+# module`, `make tools`, `make install` say what is missing (deps.sh
+# --no-install) and the step that needs it fails with its own message.
+DEPS_FLAGS := --no-install
+fetch_kdir = $(strip $(shell $(GUEST)/deps.sh $(DEPS_FLAGS) build >&2 && \
 	$(GUEST)/fetch-kernel.sh --print-kdir 6.12))$(if \
 	$(filter 0,$(.SHELLSTATUS)),,$(error fetching the 6.12 headers failed))
 
 .PHONY: all module tools selftests install install-dkms uninstall version \
+	lib install-lib uninstall-lib deps-check \
 	check demo bench bench-dispatch bench-files bench-hostcost bench-quick \
 	bench-matrix check-debug \
 	profile-dispatch fuzz stress sim sim-test clean distclean deps ksft
 
 all: module tools
 
+# Installs what is missing (as root; else says what to install).
 deps:
+	@$(GUEST)/deps.sh build guest check
+
+deps-check:
 	@$(GUEST)/deps.sh $(DEPS_FLAGS) build
 
-module: deps
+module: deps-check
 	$(MAKE) -C $(KDIR) M=$(TOP)/kernel modules
 
-tools: deps
+tools: deps-check
 	@if [ -f $(TOP)/tools/iopa-demo/Makefile ]; then \
 		$(MAKE) -C $(TOP)/tools/iopa-demo; \
 	else \
@@ -179,7 +199,7 @@ ksft:
 		fi; \
 	fi
 
-selftests: deps ksft
+selftests: deps-check ksft
 	$(MAKE) -C $(TOP)/selftests/iopa KSFT_INC=$(KSFT_INC)
 
 # ---- install ---------------------------------------------------------------
@@ -237,6 +257,11 @@ endif
 	sed 's|@SBINDIR@|$(SBINDIR)|g' $(TOP)/tools/udev/iopa-knees.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service
+	sed 's|@SBINDIR@|$(SBINDIR)|g' $(TOP)/tools/iopactl/iopa-metrics.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/iopa-metrics.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/iopa-metrics.service
+	install -m 644 $(TOP)/tools/iopactl/iopa-metrics.timer \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/iopa-metrics.timer
 	@if [ -z "$(DESTDIR)" ]; then \
 		$(if $(filter 0,$(INSTALL_MODULE)),,echo "depmod -a $(KVER)"; \
 		depmod -a $(KVER);) \
@@ -244,6 +269,22 @@ endif
 	fi
 	@if [ -z "$(DESTDIR)" ] && ! getent group iopa >/dev/null; then \
 		echo "groupadd --system iopa"; groupadd --system iopa; \
+	fi
+
+# The library alone (Integrators 2): no KDIR, no deps.sh, no root.
+lib:
+	$(MAKE) -C $(TOP)/liburing-glue
+
+install-lib: lib
+	$(MAKE) -C $(TOP)/liburing-glue install $(LIB_DIRS)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo ldconfig; ldconfig; \
+	fi
+
+uninstall-lib:
+	$(MAKE) -C $(TOP)/liburing-glue uninstall $(LIB_DIRS)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo ldconfig; ldconfig; \
 	fi
 
 # The tree `dkms add -m iopa -v $(IOPA_VERSION)` expects under /usr/src.
@@ -274,7 +315,9 @@ uninstall:
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/iopa.conf
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/iopa.conf
 	rm -f $(DESTDIR)$(SBINDIR)/iopa-knees
-	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/iopa-knees.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/iopa-metrics.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/iopa-metrics.timer
 	rm -rf '$(DKMSDEST)'
 	@if [ -z "$(DESTDIR)" ]; then \
 		echo "depmod -a $(KVER)"; depmod -a $(KVER); \
@@ -290,11 +333,13 @@ check:
 # fixed run's, runs of equal length interleaved in 3 rounds, the median
 # ("demo: adaptive pct_of_best_fixed=F rounds=3 (range ...)"); DEMO_* variables
 # are not passed to the guest (edit demo.sh's defaults to change it).
-demo: tools
+demo:
 	@if [ ! -f $(TOP)/tools/iopa-demo/demo.sh ]; then \
 		echo "demo: tools/iopa-demo/demo.sh does not exist yet" >&2; \
 		exit 1; \
 	fi
+	@$(GUEST)/deps.sh build guest
+	$(MAKE) -C $(TOP) tools
 	ko=$$($(GUEST)/build-module.sh 6.12) && \
 	$(GUEST)/run-guest.sh --series 6.12 --disk 256 --ko "$$ko" \
 		--timeout $${DEMO_TIMEOUT:-1800} $(TOP)/tools/iopa-demo/demo.sh

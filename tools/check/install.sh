@@ -42,7 +42,7 @@ host_state >"$S/host.before"
 touch "$S/stamp"
 sleep 1
 
-plan 24
+plan 28
 
 # logged LOG CMD...: CMD's output to LOG; its tail if CMD fails.
 logged() {
@@ -169,6 +169,16 @@ check_unit() {
 }
 t "unit: usr/lib/systemd/system/iopa-knees.service, 0644, runs usr/sbin/iopa-knees" \
 	check_unit
+check_metrics_units() {
+	local u=$R/usr/lib/systemd/system/iopa-metrics.service
+	check_file "$u" 644 || return 1
+	check_file "${u%.service}.timer" 644 "$TOP/tools/iopactl/iopa-metrics.timer" ||
+		return 1
+	grep -qx 'ExecStart=/usr/sbin/iopactl metrics --textfile /var/lib/prometheus/node-exporter' "$u" &&
+		! grep -q @SBINDIR@ "$u" && grep -qx 'OnUnitActiveSec=15s' "${u%.service}.timer"
+}
+t "units: iopa-metrics.service (iopactl metrics --textfile) and .timer (15 s), 0644" \
+	check_metrics_units
 
 # The DKMS source tree: dkms.conf of this version, kernel/'s tracked
 # sources and the uapi header, nothing built.
@@ -212,6 +222,8 @@ expected() {
 	echo usr/lib/sysusers.d/iopa.conf
 	echo usr/sbin/iopa-knees
 	echo usr/lib/systemd/system/iopa-knees.service
+	echo usr/lib/systemd/system/iopa-metrics.service
+	echo usr/lib/systemd/system/iopa-metrics.timer
 	dkms_files | sed "s|^|usr/src/iopa-$VER/|"
 }
 check_nothing_else() {
@@ -347,5 +359,56 @@ check_make_fetches_nothing() {
 }
 t "make (all): no kselftest source fetched, no selftests built" \
 	check_make_fetches_nothing
+
+# `make` as root installs no package unasked (Integrators 2, item 4):
+# deps.sh says what is missing; `make deps` installs.
+check_make_installs_nothing() {
+	local out
+	out=$(make -n -C "$TOP" KDIR="$KDIR" tools 2>&1) || { echo "$out" | tail; return 1; }
+	echo "$out" | grep -q 'deps.sh --no-install build' ||
+		{ echo "make tools may install packages"; echo "$out" | grep deps; return 1; }
+}
+t "make tools: deps.sh --no-install (no apt-get unasked)" check_make_installs_nothing
+
+# `make lib`, then `make install-lib` as nobody into a scratch DESTDIR,
+# with no kernel headers: the library's files only, nothing of the module.
+check_install_lib() {
+	local L=$S/libroot out
+	logged "$LOG/lib.log" make -C "$TOP" lib || return 1
+	out=$(make -n -C "$TOP" lib HOST_KDIR=/nonexistent 2>&1)
+	if echo "$out" | grep -E 'deps\.sh|fetch-kernel|M=.*kernel'; then
+		echo "make lib would install packages or touch the kernel"
+		return 1
+	fi
+	mkdir -p "$L" && chown nobody "$L" || return 1
+	logged "$LOG/install-lib.log" setpriv --reuid=nobody --regid=nogroup \
+		--clear-groups env -u KDIR -u KVER HOME="$L" \
+		make -C "$TOP" install-lib DESTDIR="$L" PREFIX=/usr \
+		HOST_KDIR=/nonexistent/build || return 1
+	out=$(cd "$L" && find . -type f -o -type l | sed 's|^\./||' |
+		grep -Ev '^usr/lib/libiopa\.(so(\.[0-9]+)*|a)$|^usr/lib/pkgconfig/libiopa\.pc$|^usr/include/(libiopa|linux/iopa)\.h$|^usr/share/man/man3/iopa_[a-z_]+\.3$|^usr/share/man/man7/libiopa\.7$')
+	[ -z "$out" ] || { echo "not the library's: $out"; return 1; }
+	[ -f "$L/usr/lib/libiopa.a" ] && [ -f "$L/usr/include/libiopa.h" ] &&
+		[ -f "$L/usr/lib/pkgconfig/libiopa.pc" ] ||
+		{ echo "library files missing"; return 1; }
+	logged "$LOG/uninstall-lib.log" setpriv --reuid=nobody --regid=nogroup \
+		--clear-groups make -C "$TOP" uninstall-lib DESTDIR="$L" \
+		PREFIX=/usr || return 1
+	out=$(cd "$L" && find . -type f -o -type l)
+	[ -z "$out" ] || { echo "left after uninstall-lib: $out"; return 1; }
+}
+t "make lib; make install-lib as nobody, no kernel headers: the library only; uninstall-lib" \
+	check_install_lib
+
+# The library's host tests without the kernel's kselftest harness: the
+# others run, the pool's test says it was skipped.
+check_lib_test_without_ksft() {
+	local out rc=0
+	out=$(make -C "$TOP/liburing-glue" test KSFT_INC=/nonexistent 2>&1) || rc=$?
+	echo "$out" | tail -n 3
+	[ "$rc" = 0 ] && echo "$out" | grep -q 'pool in process (skipped: no kselftest harness'
+}
+t "make -C liburing-glue test without a kselftest harness: runs, says what it skipped" \
+	check_lib_test_without_ksft
 
 finish

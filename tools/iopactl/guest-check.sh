@@ -55,7 +55,7 @@ CTL_LOAD=${CTL_LOAD:-$D/ctl-load}
 S=/sys/class/misc/iopa
 # The node whose mode the tests change (host-guest-check.sh: a stand-in).
 NODE=${IOPA_NODE:-/dev/iopa}
-PLAN=38
+PLAN=39
 TUNABLES="max_jobs max_submitters max_user_submitters max_workers max_total_jobs learn_knees
 	increase_threshold decrease_threshold fast_cycle_ms normal_cycle_ms
 	hold_cycle_ms history init_limit fast_cap max_limit gain_threshold
@@ -340,7 +340,7 @@ else
 fi
 echo "$old_default_policy" >$S/default_policy
 
-# --- 27-32: metrics, sub ------------------------------------------------------------------------
+# --- 27-33: metrics, sub ------------------------------------------------------------------------
 # The workload in a cgroup of its own, so that its submitter's cgroup
 # label is a path (the root cgroup's is "/").
 # IOPA_CGROUP=none leaves cgroups alone (host-guest-check.sh).
@@ -388,8 +388,15 @@ if start_load --seconds 60 --workers 2 && metrics_busy; then
 		grep -q '^# TYPE iopa_submitter_jobs_completed_total counter$' "$W/out"
 	ok $? "metrics --format=prometheus: exit 0, counters typed by their _total name, no # EOF"
 	dump_metrics prometheus
+	mkdir -p "$W/tf"
+	ctl metrics --textfile "$W/tf"
+	[ $rc = 0 ] && [ ! -s "$W/out" ] && [ "$(ls -A "$W/tf")" = iopa.prom ] &&
+		grep -qx 'iopa_module_loaded 1' "$W/tf/iopa.prom"
+	ok $? "metrics --textfile DIR: exit 0, DIR/iopa.prom alone, iopa_module_loaded 1"
+	cp "$W/tf/iopa.prom" "$W/out" 2>/dev/null
+	dump_metrics textfile
 	[ $rc = 0 ] || show "$W/err"
-	# --- 29-32: sub, root's commands on the workload's submitter
+	# --- 30-33: sub, root's commands on the workload's submitter
 	ctl watch --count 1 --lines
 	id=$(awk '$4 == "ctl-load" { print $2; exit }' "$W/out")
 	sel="ctx=\"${id%.*}\",sub=\"${id#*.}\","
@@ -423,6 +430,7 @@ if start_load --seconds 60 --workers 2 && metrics_busy; then
 else
 	ok 1 "metrics (no workload)"
 	ok 1 "metrics --format=prometheus (no workload)"
+	ok 1 "metrics --textfile (no workload)"
 	for t in 1 2 3 4; do ok 1 "sub (no workload)"; done
 fi
 stop_load
@@ -430,7 +438,7 @@ stop_load
 [ -z "$cg_dir" ] || { echo $$ >$CG/cgroup.procs; rmdir "$cg_dir"; }
 [ -z "$cg_mounted" ] || umount $CG
 
-# --- 33-36: trace -------------------------------------------------------------------------
+# --- 34-37: trace -------------------------------------------------------------------------
 # Short cycles, a low start and room to grow: the iopa policy doubles
 # the limit at the end of its first cycle with demand.
 trace_run() {	# OPTIONS...: a limit change while a new workload starts
@@ -488,7 +496,7 @@ else
 	skip "trace --json: enable restored" "no tracefs"
 fi
 
-# --- 37: everything back ----------------------------------------------------------------------
+# --- 38: everything back ----------------------------------------------------------------------
 restore
 bad=
 for t in $TUNABLES; do

@@ -8,12 +8,15 @@
  *   iopactl get NAME                   read one
  *   iopactl watch|top [--interval SECONDS] [--count N] [--lines|--json]
  *   iopactl trace [--count N] [--json] follow iopa_limit_change
+ *   iopactl metrics [--format F] [--textfile DIR]   OpenMetrics/Prometheus
+ *   iopactl sub CTX.SUB ...            root: one submitter's limit, bounds
  *
  * See iopactl.8.  The layout of this directory is described in iopactl.h.
  */
 #define _GNU_SOURCE		/* ppoll() */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -109,35 +112,95 @@ static int cmd_status(const struct ctl_opts *o)
 
 /* ---- metrics ------------------------------------------------------------- */
 
+/*
+ * --textfile DIR: the exposition goes to DIR/iopa.prom, written whole
+ * into a temporary file of DIR and renamed over it, so that
+ * node_exporter's textfile collector never reads half of one.
+ */
+static FILE *textfile_open(const char *dir, char *tmp, size_t len)
+{
+	FILE *f;
+	int fd;
+
+	if ((size_t)snprintf(tmp, len, "%s/.iopa.prom.XXXXXX", dir) >= len) {
+		err_msg("--textfile %s: path too long", dir);
+		return NULL;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err_msg("--textfile %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	/* Readable by the collector, whoever runs it. */
+	if (fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
+		err_msg("--textfile %s: %s", dir, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return NULL;
+	}
+	return f;
+}
+
+static int textfile_close(FILE *f, const char *dir, const char *tmp)
+{
+	char path[PATH_MAX];
+	int bad = fflush(f) || ferror(f) || fsync(fileno(f));
+
+	bad |= fclose(f) != 0;
+	if (!bad && (size_t)snprintf(path, sizeof(path), "%s/iopa.prom", dir) <
+		    sizeof(path) && !rename(tmp, path))
+		return CTL_EXIT_OK;
+	err_msg("--textfile %s: %s", dir, strerror(errno));
+	unlink(tmp);
+	return CTL_EXIT_FAIL;
+}
+
+/*
+ * Exits 0 whenever it wrote an exposition, also without the module
+ * (iopa_module_loaded 0, and a message on stderr): a scraper then sees
+ * that, rather than the last numbers.
+ */
 static int cmd_metrics(const struct ctl_opts *o)
 {
 	struct ctl_metrics_opts mo = { .openmetrics = !o->prometheus };
+	char tmp[PATH_MAX];
 	struct ctl_snapshot s;
 	struct ctl_cgroups cg;
+	FILE *out = stdout;
 	int fd = -1;
 
 	memset(&s, 0, sizeof(s));
 	ctl_snapshot_take(&s, &fd);
 	if (fd >= 0)
 		close(fd);
-	if (!s.module_loaded) {
-		ctl_snapshot_free(&s);
-		return not_loaded();
+	if (o->textfile) {
+		out = textfile_open(o->textfile, tmp, sizeof(tmp));
+		if (!out) {
+			ctl_snapshot_free(&s);
+			return CTL_EXIT_FAIL;
+		}
 	}
-	/* Without every context: the totals only, and why (not an error). */
-	if (s.scope != CTL_SCOPE_ALL)
-		err_msg("metrics: no submitters: listing every context %s",
-			s.list_err == EPERM ? "needs CAP_SYS_ADMIN" :
-			s.no_list ? "is not supported by this module" :
-			"failed");
-	if (s.scope != CTL_SCOPE_ALL)
-		s.nr = 0;
-	ctl_cgroups_resolve(&cg, &s);
-	mo.cgroup_path = ctl_cgroup_path;
-	mo.arg = &cg;
-	ctl_render_metrics(stdout, &s, &mo);
-	ctl_cgroups_free(&cg);
+	if (!s.module_loaded) {
+		not_loaded();
+		ctl_render_metrics_absent(out, &mo);
+	} else {
+		/* Without every context: the totals only, and why. */
+		if (s.scope != CTL_SCOPE_ALL)
+			err_msg("metrics: no submitters: listing every context %s",
+				s.list_err == EPERM ? "needs CAP_SYS_ADMIN" :
+				s.no_list ? "is not supported by this module" :
+				"failed");
+		if (s.scope != CTL_SCOPE_ALL)
+			s.nr = 0;
+		ctl_cgroups_resolve(&cg, &s);
+		mo.cgroup_path = ctl_cgroup_path;
+		mo.arg = &cg;
+		ctl_render_metrics(out, &s, &mo);
+		ctl_cgroups_free(&cg);
+	}
 	ctl_snapshot_free(&s);
+	if (o->textfile)
+		return textfile_close(out, o->textfile, tmp);
 	if (fflush(stdout) || ferror(stdout)) {
 		err_msg("writing the output: %s", strerror(errno));
 		return CTL_EXIT_FAIL;

@@ -151,6 +151,8 @@ struct ctl_opts {
 	enum ctl_cmd		cmd;
 	int			json;
 	int			prometheus;	/* metrics --format prometheus */
+	int			format_set;	/* metrics --format given */
+	const char		*textfile;	/* metrics --textfile DIR */
 	int			lines;
 	uint32_t		interval_ms;
 	uint64_t		count;
@@ -473,5 +475,11 @@ struct ctl_metrics_opts {
  */
 void ctl_render_metrics(FILE *f, const struct ctl_snapshot *s,
 			const struct ctl_metrics_opts *mo);
+/*
+ * Without the module: a valid exposition saying so (iopa_module_loaded
+ * 0), so that a scraper or a textfile collector does not keep serving
+ * the last numbers.
+ */
+void ctl_render_metrics_absent(FILE *f, const struct ctl_metrics_opts *mo);
 
 #endif /* IOPACTL_H */

@@ -43,6 +43,10 @@ def main():
                     help="a module without IOPA_FEAT_METRICS: no histograms")
     ap.add_argument("--cgroup", default=None,
                     help="a submitter must carry this cgroup label")
+    ap.add_argument("--module-loaded", type=int, choices=[0, 1],
+                    default=None,
+                    help="iopa_module_loaded must have this value (0: the "
+                    "only family)")
     ap.add_argument("file")
     a = ap.parse_args()
     text = open(a.file, encoding="utf-8").read()
@@ -66,7 +70,15 @@ def main():
             if a.format == "prometheus" and name.endswith(suffix):
                 name = name[:-len(suffix)]
         by[name] = f
-    for n in MODULE:
+    loaded = [s.value for s in by["iopa_module_loaded"].samples] \
+        if "iopa_module_loaded" in by else []
+    if loaded not in ([0.0], [1.0]):
+        bad.append(f"iopa_module_loaded: {loaded}, expected one 0 or 1")
+    if a.module_loaded is not None and loaded != [float(a.module_loaded)]:
+        bad.append(f"iopa_module_loaded {loaded}, expected {a.module_loaded}")
+    if loaded == [0.0] and len(fams) != 1:
+        bad.append(f"{len(fams)} families without the module, expected 1")
+    for n in MODULE if loaded != [0.0] else []:
         if n not in by:
             bad.append(f"family {n} missing")
     subs = set()

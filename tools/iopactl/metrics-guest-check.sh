@@ -28,7 +28,7 @@ tr -d '\r' <"$LOG" | awk -v w="$W" '
 	/^IOPA-METRICS-END$/ { out = ""; next }
 	out != "" { print >out }'
 rc=0
-for f in openmetrics prometheus; do
+for f in openmetrics prometheus textfile; do
 	if [ ! -s "$W/$f" ]; then
 		echo "no $f output in $LOG"
 		rc=1
@@ -36,7 +36,9 @@ for f in openmetrics prometheus; do
 	fi
 	cg=
 	[ ! -s "$W/$f.cgroup" ] || cg=$(cat "$W/$f.cgroup")
-	/usr/bin/python3 "$D/metrics-check.py" --format "$f" --min-subs 1 \
-		${cg:+--cgroup "$cg"} "$W/$f" || rc=1
+	fmt=$f
+	[ "$f" != textfile ] || fmt=prometheus	# --textfile: 0.0.4
+	/usr/bin/python3 "$D/metrics-check.py" --format "$fmt" --min-subs 1 \
+		--module-loaded 1 ${cg:+--cgroup "$cg"} "$W/$f" || rc=1
 done
 exit $rc

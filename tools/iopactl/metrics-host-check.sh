@@ -88,6 +88,48 @@ ok_escape() {
 	grep -q 'comm="fake\\"1\\n"' "$R/good"
 }
 t "label values escaped (a quote and a newline in comm)" ok_escape
+ok_loaded() {
+	grep -qx 'iopa_module_loaded 1' "$R/good" &&
+		$CHECK --module-loaded 1 "$R/good"
+}
+t "with the module: iopa_module_loaded 1" ok_loaded
+# Without the module (this host's real sysfs, no fake): still a valid
+# exposition, saying so, exit 0 (Integrators 2, item 6: it wrote nothing).
+if [ ! -e /sys/class/misc/iopa ]; then
+	ok_absent() {
+		"$D/iopactl" metrics >"$R/out" 2>"$R/err" &&
+			grep -q "not loaded" "$R/err" &&
+			$CHECK --module-loaded 0 "$R/out" &&
+			"$D/iopactl" metrics --format prometheus >"$R/out" 2>/dev/null &&
+			$CHECK --format prometheus --module-loaded 0 "$R/out"
+	}
+	t "without the module: iopa_module_loaded 0 alone, both formats, exit 0" ok_absent
+	ok_textfile_absent() {
+		local d=$R/textfile
+		mkdir -p "$d" && echo 'iopa_module_loaded 1' >"$d/iopa.prom" &&
+			"$D/iopactl" metrics --textfile "$d" 2>/dev/null &&
+			$CHECK --format prometheus --module-loaded 0 "$d/iopa.prom" &&
+			[ "$(stat -c %a "$d/iopa.prom")" = 644 ] &&
+			[ "$(ls -A "$d")" = iopa.prom ]
+	}
+	t "--textfile DIR without the module: DIR/iopa.prom replaced, loaded 0, 0644, no temporary left" \
+		ok_textfile_absent
+fi
+ok_textfile() {
+	local d=$R/textfile2
+	mkdir -p "$d" &&
+		fake FAKE_IOPA_NSUBS=4 -- --textfile "$d" && [ ! -s "$R/out" ] &&
+		$CHECK --format prometheus --module-loaded 1 --min-subs 4 "$d/iopa.prom" &&
+		[ "$(ls -A "$d")" = iopa.prom ]
+}
+t "--textfile DIR with the module: Prometheus 0.0.4 in DIR/iopa.prom, nothing on stdout" ok_textfile
+ok_textfile_bad() {
+	! "$D/iopactl" metrics --textfile "$R/no/such/dir" 2>"$R/err" &&
+		grep -q "textfile $R/no/such/dir: No such file or directory" "$R/err" &&
+		! "$D/iopactl" metrics --textfile "$R" --format openmetrics 2>"$R/err" &&
+		grep -q "writes the Prometheus format" "$R/err"
+}
+t "--textfile: a missing directory, or with --format openmetrics: refused, clearly" ok_textfile_bad
 # The checker can fail.
 rej() {	# SED-SCRIPT: a broken copy of the good output must be refused
 	sed "$1" "$R/good" >"$R/bad" && ! $CHECK "$R/bad"

@@ -237,6 +237,16 @@ static void devices(FILE *f, const struct ctl_metrics_opts *mo,
 
 #define SUB_OFF(field)	offsetof(struct iopa_sub_info, field)
 
+#define LOADED_HELP "1 if the iopa module is loaded (the other families follow), 0 if not."
+
+void ctl_render_metrics_absent(FILE *f, const struct ctl_metrics_opts *mo)
+{
+	family(f, mo, "iopa_module_loaded", M_GAUGE, NULL, LOADED_HELP);
+	fputs("iopa_module_loaded 0\n", f);
+	if (mo->openmetrics)
+		fputs("# EOF\n", f);
+}
+
 void ctl_render_metrics(FILE *f, const struct ctl_snapshot *s,
 			const struct ctl_metrics_opts *mo)
 {
@@ -244,6 +254,8 @@ void ctl_render_metrics(FILE *f, const struct ctl_snapshot *s,
 	int turns = metrics && (s->feat.features & IOPA_FEAT_TURNS);
 	size_t i;
 
+	family(f, mo, "iopa_module_loaded", M_GAUGE, NULL, LOADED_HELP);
+	fputs("iopa_module_loaded 1\n", f);
 	family(f, mo, "iopa_module", M_INFO, NULL,
 	       "The iopa module: its version and ABI version.");
 	fputs("iopa_module_info{version=\"", f);

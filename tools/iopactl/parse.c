@@ -299,6 +299,7 @@ const char ctl_usage_text[] =
 	"                         [-l|--lines | -j|--json]\n"
 	"       iopactl trace [-n|--count N] [-j|--json]\n"
 	"       iopactl metrics [-f|--format openmetrics|prometheus]\n"
+	"                       [-t|--textfile DIR]\n"
 	"       iopactl sub CTX.SUB [limit=N|adapt] [min=N] [max=N] [weight=N]\n"
 	"                           [policy=NAME]\n"
 	"       iopactl -h|--help | -V|--version\n"
@@ -314,7 +315,9 @@ const char ctl_usage_text[] =
 	"  trace      follow the iopa_limit_change trace event (root)\n"
 	"  metrics    the totals, shared devices and submitters (root: every\n"
 	"             context) as OpenMetrics text, or Prometheus text 0.0.4\n"
-	"             for node_exporter's textfile collector\n"
+	"             for node_exporter's textfile collector (--textfile DIR:\n"
+	"             into DIR/iopa.prom, replaced whole); without the module\n"
+	"             iopa_module_loaded 0\n"
 	"  sub        root: pin (limit=N) or free (limit=adapt) the limit of\n"
 	"             any process's submitter, set its bounds, weight or\n"
 	"             policy (CTX.SUB as status shows it)\n"
@@ -398,7 +401,15 @@ static int parse_opts(int argc, char **argv, const char *shorts,
 		case 'l':
 			o->lines = 1;
 			break;
+		case 't':
+			if (!*optarg) {
+				fail(err, errlen, "--textfile: expected a directory");
+				return -1;
+			}
+			o->textfile = optarg;
+			break;
 		case 'f':
+			o->format_set = 1;
 			if (!strcmp(optarg, "openmetrics")) {
 				o->prometheus = 0;
 			} else if (!strcmp(optarg, "prometheus")) {
@@ -549,6 +560,7 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 	};
 	static const struct option metrics_opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "textfile", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct option none[] = { { NULL, 0, NULL, 0 } };
@@ -595,7 +607,7 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 
 	if (!strcmp(cmd, "metrics")) {
 		o->cmd = CTL_CMD_METRICS;
-		first = parse_opts(cargc, cargv, "+:f:", metrics_opts, o, err,
+		first = parse_opts(cargc, cargv, "+:f:t:", metrics_opts, o, err,
 				   errlen);
 		if (first < 0)
 			return CTL_EXIT_USAGE;
@@ -603,6 +615,12 @@ int ctl_parse_cmdline(int argc, char **argv, struct ctl_opts *o,
 			return fail(err, errlen,
 				    "metrics: unexpected argument '%s'",
 				    cargv[first]);
+		/* node_exporter's textfile collector reads 0.0.4 only */
+		if (o->textfile && o->format_set && !o->prometheus)
+			return fail(err, errlen,
+				    "metrics: --textfile writes the Prometheus format, not openmetrics");
+		if (o->textfile)
+			o->prometheus = 1;
 		return CTL_EXIT_OK;
 	}
 
