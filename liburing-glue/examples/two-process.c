@@ -154,8 +154,18 @@ int main(int argc, char **argv)
 	}
 	close(sv[1]);
 
+	/*
+	 * The module or nothing: the worker is another process, which only
+	 * the module's context fd, passed over the socket, can serve (no
+	 * in-process pool here).
+	 */
 	ctx = iopa_open();
-	sub = ctx < 0 ? ctx : iopa_submitter_create(ctx, 0, 0);
+	if (ctx < 0) {
+		fprintf(stderr, "%s: %s (this example needs the iopa module)\n",
+			LIBIOPA_DEV_PATH, strerror(-ctx));
+		return 1;
+	}
+	sub = iopa_submitter_create(ctx, 0, 0);
 	if (sub < 0 || send_fd(sv[0], ctx)) {
 		fprintf(stderr, "iopa: %s\n", strerror(-(sub < 0 ? sub : EPROTO)));
 		return 1;

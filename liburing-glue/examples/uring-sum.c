@@ -123,7 +123,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ctx_fd = iopa_open();
-	if (ctx_fd < 0 || iopa_get_features(ctx_fd, &f) < 0 ||
+	if (ctx_fd < 0) {
+		fprintf(stderr, "%s: %s (this example needs the iopa module)\n",
+			LIBIOPA_DEV_PATH, strerror(-ctx_fd));
+		return 1;
+	}
+	if (iopa_get_features(ctx_fd, &f) < 0 ||
 	    !(f.features & IOPA_FEAT_BATCH) ||
 	    !(f.features & IOPA_FEAT_URING_BATCH)) {
 		fprintf(stderr, "needs the iopa module with IOPA_FEAT_BATCH and IOPA_FEAT_URING_BATCH\n");

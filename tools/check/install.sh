@@ -126,15 +126,27 @@ man_pages() {
 		echo "usr/share/man/man${f##*.}/${f##*/} $f"
 	done
 }
+# libiopa's pages: installed with the footer "libiopa VERSION", VERSION
+# from liburing-glue/Makefile (one source; the sources say "libiopa").
+LIBV=$(sed -n 's/^VERSION_MAJOR := //p' "$TOP/liburing-glue/Makefile").$(sed -n 's/^VERSION_MINOR := //p' "$TOP/liburing-glue/Makefile")
 check_man() {
 	local rel src n=0
 	while read -r rel src; do
-		check_file "$R/$rel" 644 "$src" || return 1
+		case $src in
+		*/liburing-glue/man/*)
+			check_file "$R/$rel" 644 || return 1
+			sed '1,/^\.TH/s/^\(\.TH .*\) "libiopa"/\1 "libiopa '"$LIBV"'"/' "$src" |
+				cmp - "$R/$rel" || return 1
+			grep -q "^\.TH .* \"libiopa $LIBV\" " "$R/$rel" ||
+				{ echo "footer: $(grep '^\.TH' "$R/$rel")"; return 1; } ;;
+		*)
+			check_file "$R/$rel" 644 "$src" || return 1 ;;
+		esac
 		n=$((n + 1))
 	done < <(man_pages)
 	echo "$n man pages"
 }
-t "man pages: iopa.4, libiopa's (3, 7), iopa-sum.1$([ ! -f "$IOPACTL/iopactl.8" ] ||
+t "man pages: iopa.4, libiopa's (3, 7; footer libiopa $LIBV), iopa-sum.1$([ ! -f "$IOPACTL/iopactl.8" ] ||
 	echo ", iopactl.8"), 0644" check_man
 
 t "usr/bin/iopa-sum, 0755" check_file "$R/usr/bin/iopa-sum" 755
