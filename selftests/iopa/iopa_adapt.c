@@ -3075,8 +3075,10 @@ static double v_share(struct load *l, struct obs *o, int ms)
  * with one submitter against four submitters in cgroup G: V's share of
  * the jobs (all alike: one 4 KiB read each) is a half at equal weights,
  * three quarters at 300:100; at least 0.45 and 0.70 over 12 s (turns
- * last 500 ms or more: a window's ends cut one).  When each member ran
- * a job at least, G's four took 4 of 5-7 jobs: V had 0.42 and 0.53.
+ * last 500 ms or more: a window's ends cut one), 20 s at 300:100 (at a
+ * budget of 2 a 12 s window read 0.698 once; at 1, 0.73-0.77).  When
+ * each member ran a job at least, G's four took 4 of 5-7 jobs: V had
+ * 0.42 and 0.53.
  */
 TEST_F_TIMEOUT(load, shared_device_small_budget_split_by_cgroup, 240)
 {
@@ -3110,7 +3112,7 @@ TEST_F_TIMEOUT(load, shared_device_small_budget_split_by_cgroup, 240)
 	ASSERT_EQ(0, iopa_set_adapt_weight(self->l.subs[0], IOPA_POLICY_KEEP,
 					   0, 0, 300));
 	ASSERT_EQ(0, load_run(&self->l, o, 0, 2000));
-	share = v_share(&self->l, o, 12000);
+	share = v_share(&self->l, o, 20000);
 	ASSERT_WORKERS_OK(&self->l);
 	ASSERT_EQ(0, iopa_get_state(self->l.subs[0], &sv));
 	TH_LOG("weights 300:100: budget %u, V's share %.3f", sv.budget, share);
