@@ -68,6 +68,10 @@ if [ -x "$S/check.sh" ]; then
 	run iopa-sum-check timeout -s KILL 900 sh "$S/check.sh" \
 		"${LIBIOPA_SUM_FILES:-10000}"
 fi
+# iopa-sum against GNU sha256sum, case by case, with the module
+if [ -f "$S/dropin-check.sh" ]; then
+	run iopa-sum-dropin timeout -s KILL 300 sh "$S/dropin-check.sh"
+fi
 
 unload() {
 	grep -q '^iopa ' /proc/modules || {

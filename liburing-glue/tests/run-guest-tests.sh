@@ -51,6 +51,7 @@ files=(
 	tools/iopa-sum/iopa-sum
 	tools/iopa-sum/mktree
 	tools/iopa-sum/check.sh
+	tools/iopa-sum/dropin-check.sh
 	liburing-glue/examples/pool-sum
 	liburing-glue/examples/uring-sum
 	liburing-glue/examples/two-process

@@ -385,14 +385,23 @@ t "make tools: deps.sh --no-install (no apt-get unasked)" check_make_installs_no
 # `make lib`, then `make install-lib` as nobody into a scratch DESTDIR,
 # with no kernel headers: the library's files only, nothing of the module.
 check_install_lib() {
-	local L=$S/libroot out
+	local L out rc=0
+
+	# not under $S (0700, root's): nobody's own scratch root
+	L=$(mktemp -d "${TMPDIR:-/tmp}/iopa-libroot.XXXXXX") || return 1
+	check_install_lib_in "$L" || rc=$?
+	rm -rf "$L"
+	return $rc
+}
+check_install_lib_in() {
+	local L=$1 out
 	logged "$LOG/lib.log" make -C "$TOP" lib || return 1
 	out=$(make -n -C "$TOP" lib HOST_KDIR=/nonexistent 2>&1)
 	if echo "$out" | grep -E 'deps\.sh|fetch-kernel|M=.*kernel'; then
 		echo "make lib would install packages or touch the kernel"
 		return 1
 	fi
-	mkdir -p "$L" && chown nobody "$L" || return 1
+	chown nobody "$L" || return 1
 	logged "$LOG/install-lib.log" setpriv --reuid=nobody --regid=nogroup \
 		--clear-groups env -u KDIR -u KVER HOME="$L" \
 		make -C "$TOP" install-lib DESTDIR="$L" PREFIX=/usr \

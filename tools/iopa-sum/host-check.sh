@@ -32,10 +32,14 @@ trap 'rm -rf "$tmp"' EXIT
 export HOME=$tmp/home
 unset XDG_CACHE_HOME IOPA_KNEES_CACHE
 
-t "no operand: usage, status 2" rc_is 2 ./iopa-sum
-t "bad option: status 2" rc_is 2 ./iopa-sum --no-such-option x
-t "bad -j: status 2" rc_is 2 ./iopa-sum -j 0 x
-t "bad -l: status 2" rc_is 2 ./iopa-sum -l 4097 x
+t "no operand: standard input, as sha256sum" sh -c \
+	'[ "$(echo abc | ./iopa-sum -p)" = "$(echo abc | sha256sum)" ]'
+t "bad option: status 1, as sha256sum" rc_is 1 ./iopa-sum --no-such-option x
+t "bad -j: status 1" rc_is 1 ./iopa-sum -j 0 x
+t "bad -l: status 1" rc_is 1 ./iopa-sum -l 4097 x
+t "a drop-in for GNU sha256sum: dropin-check.sh, all cases the same" sh -c \
+	'IOPA_SUM_FLAGS=-p sh ./dropin-check.sh >'"$tmp"'/dropin.out 2>&1; rc=$?;
+	 cat '"$tmp"'/dropin.out; [ $rc = 0 ]'
 t "--help: status 0, stdout" sh -c './iopa-sum --help | grep -q "^usage: iopa-sum"'
 # libiopa's version as its header says (LIBIOPA_VERSION_MAJOR.MINOR).
 H=../../liburing-glue/include/libiopa.h
@@ -56,7 +60,7 @@ t "in process: -v says so" sh -c \
 if [ ! -e /dev/iopa ]; then
 	t "without /dev/iopa: in process by itself, same output as sha256sum" sh -c \
 		'out=$(./iopa-sum -v iopa-sum.c iopa-sum.1 2>'"$tmp"'/err) &&
-		 [ "$out" = "$(sha256sum iopa-sum.1 iopa-sum.c)" ] &&
+		 [ "$out" = "$(sha256sum iopa-sum.c iopa-sum.1)" ] &&
 		 grep -q "(in process)" '"$tmp"'/err'
 	t "without /dev/iopa: -v says why, once" sh -c \
 		'./iopa-sum -v iopa-sum.1 2>&1 >/dev/null |
@@ -66,7 +70,7 @@ if [ ! -e /dev/iopa ]; then
 		'out=$(./iopa-sum -m iopa-sum.1 2>&1 >/dev/null); rc=$?;
 		 [ $rc = 1 ] && [ "$out" = "iopa-sum: /dev/iopa: No such file or directory" ]'
 fi
-t "-m with -p: status 2" rc_is 2 ./iopa-sum -m -p iopa-sum.1
+t "-m with -p: status 1" rc_is 1 ./iopa-sum -m -p iopa-sum.1
 t "-p -v says it was asked" sh -c \
 	'./iopa-sum -p -v iopa-sum.1 2>&1 >/dev/null |
 	 grep -qx "iopa-sum: in process, without the module (-p)"'
