@@ -23,9 +23,9 @@ KSRC=${IOPA_CACHE:-$TOP/.cache}/ksrc	# tools/guest/fetch-ksrc.sh's
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 
 ALL="setup kbuild-6.12 kbuild-6.1 kernel-layers checkpatch kernel-doc docs ctl-sim uapi-c uapi-c++
-	ioctl-number userspace-build libiopa-host iopactl-host knees-tool bench-report install dkms
+	ioctl-number userspace-build libiopa-host rust-host iopactl-host knees-tool bench-report install dkms
 	guest-selftests metrics-guest guest-bpftrace
-	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-hdd-model"
+	guest-selftests-6.1 guest-libiopa guest-libiopa-6.1 guest-rust guest-hdd-model"
 
 # Not in the default set: `make check-debug` (the kernel with KASAN,
 # lockdep, kmemleak...: tools/guest/build-debug-kernel.sh).
@@ -143,6 +143,29 @@ run_guest_libiopa() {	# SERIES CHECK-NAME
 		--result "$LOGDIR/$2.result"
 }
 check_guest_libiopa() { run_guest_libiopa 6.12 guest-libiopa; }
+
+# The Rust crate (liburing-glue/rust/): cargo test on the host (no module:
+# its host tests; the guest's say they skip), the tree hasher against
+# find | sort | xargs sha256sum, and with the module in the guest.
+check_rust_host() {
+	command -v cargo >/dev/null || { echo "no cargo: install Rust (rustup or Debian's cargo)"; return 1; }
+	(cd "$TOP/liburing-glue/rust" && cargo test 2>&1) || return 1
+	local t
+	t=$(mktemp -d "${TMPDIR:-/tmp}/iopa-rs.XXXXXX") || return 1
+	"$TOP/tools/iopa-sum/mktree" "$t/tree" 500 >/dev/null &&
+	(cd "$TOP/liburing-glue/rust" && cargo run -q --example tree_hash -- "$t/tree") \
+		>"$t/out" 2>"$t/err" &&
+	find "$t/tree" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum -- >"$t/ref" &&
+	cmp "$t/ref" "$t/out"
+	local rc=$?
+	[ $rc = 0 ] && echo "tree_hash: $(wc -l <"$t/out") lines, byte for byte as find | sort | xargs sha256sum"
+	rm -rf "$t"
+	return $rc
+}
+check_guest_rust() {
+	"$TOP/liburing-glue/rust/guest-test.sh" --timeout "$GUEST_TIMEOUT" \
+		--log "$LOGDIR/guest-rust.console.log" --result "$LOGDIR/guest-rust.result"
+}
 
 # The HDD model of the benchmarks (tools/hdd-model), built with W=1 against
 # 6.12, behaves like a 7200 rpm disk under fio (fio-check.sh's TAP).
@@ -365,7 +388,8 @@ for c in $CHECKS; do
 		[ ! -f "$LOGDIR/$c.result" ] || . "$LOGDIR/$c.result"
 		tapfail=0
 		case "$c" in
-		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring examples iopa-sum-check rmmod" ;;
+		guest-libiopa*) steps="insmod libiopa_wrappers libiopa_pool libiopa_uring examples iopa-sum-check iopa-sum-dropin rmmod" ;;
+		guest-rust) steps="rust-guest" ;;
 		guest-hdd-model) steps="hdd-model" ;;
 		guest-bpftrace) steps="bpftrace" ;;
 		guest-selftests-debug) steps="insmod $("$GUEST/list-selftests.sh" |
