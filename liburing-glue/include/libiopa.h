@@ -356,6 +356,12 @@ int iopa_pool_close(struct iopa_pool *pool);
 int iopa_pool_ctx_fd(const struct iopa_pool *pool);
 int iopa_pool_submitter_fd(const struct iopa_pool *pool);
 int iopa_pool_get_info(struct iopa_pool *pool, struct iopa_pool_info *info);
+/*
+ * libiopa 1.7: the file descriptors the process may still open (the soft
+ * RLIMIT_NOFILE less those open now), or -1 for no bound worth keeping
+ * (above 2^20, or unknown).  A pool holds at most half of them.
+ */
+long iopa_fds_left(void);
 
 #ifdef __cplusplus
 }

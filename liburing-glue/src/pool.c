@@ -190,23 +190,31 @@ static unsigned int pool_default_max(unsigned int limit)
  */
 static unsigned int pool_fd_budget(void)
 {
-	unsigned long open_now = 0, left;
+	long left = iopa_fds_left();
+
+	if (left < 0)
+		return UINT_MAX;
+	return left / 2 < 3 ? 3 : (unsigned int)(left / 2);
+}
+
+IOPA_EXPORT long iopa_fds_left(void)
+{
+	unsigned long open_now = 0;
 	struct rlimit rl;
 	struct dirent *e;
 	DIR *d;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    rl.rlim_cur > (1UL << 20))
-		return UINT_MAX;
+		return -1;
 	d = opendir("/proc/self/fd");
 	if (!d)
-		return UINT_MAX;
+		return -1;
 	while ((e = readdir(d)))
 		open_now += e->d_name[0] != '.';
 	closedir(d);
 	open_now = open_now ? open_now - 1 : 0;	/* the DIR's own */
-	left = rl.rlim_cur > open_now ? rl.rlim_cur - open_now : 0;
-	return left / 2 < 3 ? 3 : (unsigned int)(left / 2);
+	return rl.rlim_cur > open_now ? (long)(rl.rlim_cur - open_now) : 0;
 }
 
 static void pool_set_error(struct iopa_pool *p, int err)

@@ -928,21 +928,10 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
  */
 static unsigned int open_batch(void)
 {
-	unsigned long open_now = 0, left;
-	struct rlimit rl;
-	struct dirent *e;
-	DIR *d;
+	long left = iopa_fds_left();
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > (1UL << 20))
+	if (left < 0)
 		return SUBMIT_BATCH;
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return SUBMIT_BATCH;
-	while ((e = readdir(d)))
-		open_now += e->d_name[0] != '.';
-	closedir(d);
-	left = rl.rlim_cur > open_now ? rl.rlim_cur - open_now : 0;
 	left /= 4;
 	return left < 1 ? 1 : left > SUBMIT_BATCH ? SUBMIT_BATCH : (unsigned int)left;
 }

@@ -44,7 +44,7 @@ int main(void)
 		(any_fn)iopa_pool_submit, (any_fn)iopa_pool_wait,
 		(any_fn)iopa_pool_close, (any_fn)iopa_pool_ctx_fd,
 		(any_fn)iopa_pool_submitter_fd,
-		(any_fn)iopa_pool_get_info,
+		(any_fn)iopa_pool_get_info, (any_fn)iopa_fds_left,
 	};
 	unsigned int i;
 

@@ -333,6 +333,13 @@ static int fd_budget_child(FIXTURE_DATA(inproc) *self)
 	rl.rlim_cur = (rlim_t)count_fds() + 24;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		return 11;
+	/* iopa_fds_left(): 24 left, one fewer with one more open */
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (iopa_fds_left() != 23 || fd < 0)
+		return 18;
+	close(fd);
+	if (iopa_fds_left() != 24)
+		return 19;
 	self->tb.work_us = 200;
 	if (start(self))
 		return 12;
