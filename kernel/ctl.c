@@ -2259,6 +2259,41 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 }
 
 /**
+ * iopa_ctl_lift_start() - a rotational start of 1 lifted for cache hits
+ * @c: the controller
+ * @p: the tunables
+ *
+ * For a caller that learns, before the first measurement, that the jobs
+ * read nothing from the disk (the in-process pool: its first jobs were
+ * page-cache hits): the start-up begins where it would on a disk that
+ * is not rotational, at a known knee (iopa_ctl_set_known()), not probed
+ * at one job, or at the default start, as the start's first measurement
+ * of such jobs does (see 5. above).  Not undone if later jobs read the
+ * disk: the search then finds their knee from there.  Bracket only,
+ * before anything was measured, from a start below the default, when
+ * init_limit is 0.
+ *
+ * Return: true if the limit changed.
+ */
+bool iopa_ctl_lift_start(struct iopa_ctl *c, const struct iopa_ctl_params *p)
+{
+	u32 t, old = c->limit;
+
+	if (p->init_limit || !iopa_ctl_br_fresh(c) || c->br_restarted ||
+	    c->br_start >= IOPA_CTL_BR_INIT_LIMIT)
+		return false;
+	/* a known knee is where the start-up began; else the default */
+	t = c->br_from != c->br_start ? c->br_from : IOPA_CTL_BR_INIT_LIMIT;
+	c->br_from = t;
+	c->br_floor = 0;
+	c->base = iopa_ctl_clamp(c, t);
+	iopa_ctl_br_move(c, c->base);
+	/* Still the first cycle's transient. */
+	c->br_settle = 1;
+	return c->limit != old;
+}
+
+/**
  * iopa_ctl_settled_knee() - a knee worth remembering for the device
  * @c: a device group's controller
  *

@@ -397,6 +397,7 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 limit);
 bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u32 knee, u32 job_kb);
+bool iopa_ctl_lift_start(struct iopa_ctl *c, const struct iopa_ctl_params *p);
 u32 iopa_ctl_job_kb(const struct iopa_ctl *c);
 u32 iopa_ctl_limit(const struct iopa_ctl *c);
 u32 iopa_ctl_knee(const struct iopa_ctl *c);

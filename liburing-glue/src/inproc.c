@@ -23,8 +23,8 @@
  *   queue/rotational of the file's device) starts the limit at 1, as the
  *   module does; but INPROC_ROT_HITS jobs in a row that read nothing
  *   from the disk (page-cache hits: a tree hashed again) before the
- *   first cycle's end start it afresh as on any disk (8, or the cached
- *   knee).  One job at a time guards a disk against seeks between
+ *   first cycle's end lift it as on any disk (8, or the cached knee,
+ *   iopa_ctl_lift_start()).  One job at a time guards a disk against seeks between
  *   streams; hits make none, and a run of a tenth of a second would
  *   spend its whole first cycle at 1.
  *
@@ -116,7 +116,6 @@ struct inproc {
 	bool rot_start;			/* started at 1 for a rotational disk,
 					 * and may yet undo it (hits) */
 	unsigned int rot_hits;		/* jobs in a row that read nothing */
-	unsigned int knee, knee_kb;	/* the cached knee, KiB a job */
 
 	struct inproc_job *pend;	/* ring of INPROC_MAX_JOBS */
 	unsigned int pend_head;
@@ -255,8 +254,6 @@ static void inproc_note_device_locked(struct inproc *q, bool rotational,
 
 	q->dev_seen = true;
 	snprintf(q->dev_id, sizeof(q->dev_id), "%s", id);
-	q->knee = knee;
-	q->knee_kb = job_kb;
 	/* As kernel/limit.c: the rotational start first, then the knee. */
 	changed = rotational && iopa_ctl_set_start(&q->ctl, &q->params, 1);
 	q->rot_start = changed;
@@ -270,9 +267,9 @@ static void inproc_note_device_locked(struct inproc *q, bool rotational,
 /*
  * A job succeeded since a rotational start, none measured yet: after
  * INPROC_ROT_HITS in a row that read nothing from the disk (page-cache
- * hits), the controller starts afresh as on a disk that is not
- * rotational (at 8, or at the cached knee, unprobed): jobs that wait get
- * the room at once.  A job that read the disk, a thread without an I/O
+ * hits), the start-up begins as on a disk that is not rotational (at 8,
+ * or at the cached knee, unprobed: iopa_ctl_lift_start()): jobs that
+ * wait get the room at once.  A job that read the disk, a thread without an I/O
  * counter (0 bytes would prove nothing), or a cycle measured first (the
  * controller's own rule for hits then decides) keeps the start.
  */
@@ -289,9 +286,7 @@ static void inproc_rot_done_locked(struct inproc *q,
 	if (++q->rot_hits < INPROC_ROT_HITS)
 		return;
 	q->rot_start = false;
-	iopa_ctl_init(&q->ctl, &q->params, IOPA_CTL_POLICY_BRACKET);
-	if (q->knee)
-		iopa_ctl_set_known(&q->ctl, &q->params, q->knee, q->knee_kb);
+	iopa_ctl_lift_start(&q->ctl, &q->params);
 	q->limit = iopa_ctl_limit(&q->ctl);
 	if (q->limit > old)
 		pthread_cond_broadcast(&q->work_cv);

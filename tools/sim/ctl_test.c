@@ -1087,6 +1087,45 @@ TEST(bracket_rotational_start_of_cache_hits_is_the_default)
 }
 
 /*
+ * iopa_ctl_lift_start() (the in-process pool's first jobs were cache
+ * hits, before any measurement): a rotational start of 1 lifted to the
+ * default, or to the known knee and then not probed at one job, even for
+ * jobs of another size that read the disk (without the lift they are).
+ * Not once measured, nor with an operator's start.
+ */
+TEST(bracket_lift_start_for_cache_hits)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	bool one = false;
+	u32 i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	EXPECT_TRUE(iopa_ctl_lift_start(&c, &p));
+	EXPECT_EQ(8U, iopa_ctl_limit(&c));
+	/* a known knee: there, no probe at one job for 10x larger jobs */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_TRUE(iopa_ctl_set_known(&c, &p, 4, 100));
+	iopa_ctl_lift_start(&c, &p);
+	EXPECT_EQ(4U, iopa_ctl_limit(&c));
+	for (i = 0; i < 6; i++) {
+		feed_disk100k(&c, &p, 1000);
+		one |= iopa_ctl_limit(&c) == 1;
+	}
+	EXPECT_FALSE(one);
+	/* once measured: nothing */
+	EXPECT_FALSE(iopa_ctl_lift_start(&c, &p));
+	/* an operator's start of 1 stays */
+	p.init_limit = 1;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	EXPECT_FALSE(iopa_ctl_lift_start(&c, &p));
+	EXPECT_EQ(1U, iopa_ctl_limit(&c));
+}
+
+/*
  * The size of a job is what the measured cycles read over their jobs:
  * none before a cycle with I/O, cache hits not counted, at least 1 KiB
  * once anything was read.
