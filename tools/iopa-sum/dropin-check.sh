@@ -42,6 +42,10 @@ same() {
 	# shellcheck disable=SC2086
 	"$SUM" $FLAGS "$@" <"$in" >sum.out 2>sum.err
 	rs=$?
+	# each program's name as "sha256sum" (the reference may be a path)
+	sed -e 's|^[^ :]*sha256sum: |sha256sum: |' \
+	    -e "s|^Try '[^ ']*sha256sum --help'|Try 'sha256sum --help'|" ref.err >ref.err2
+	mv ref.err2 ref.err
 	sed -e 's/^iopa-sum: /sha256sum: /' \
 	    -e "s/^Try 'iopa-sum --help'/Try 'sha256sum --help'/" sum.err >sum.err2
 	n=$((n + 1))
