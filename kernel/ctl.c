@@ -404,6 +404,16 @@ enum {
 	 */
 	IOPA_CTL_BR_LEAP_PERMILLE	= 1500,
 	/*
+	 * A doubling (or leap) in FAST whose jobs' mean service time grew
+	 * by at most SVC_PERMILLE, and whose throughput grew by at least
+	 * TPUT_PERMILLE of the jobs' growth, queued none of its new jobs:
+	 * the device is far below its knee, and the next step is a leap of
+	 * 4x (iopa_ctl_br_unqueued()).  Each mean of at least SVC_JOBS jobs.
+	 */
+	IOPA_CTL_BR_UNQ_SVC_PERMILLE	= 1150,
+	IOPA_CTL_BR_UNQ_TPUT_PERMILLE	= 850,
+	IOPA_CTL_BR_SVC_JOBS		= 16,
+	/*
 	 * The fewest jobs a measurement at a known knee must have ended for
 	 * their size to be compared with the knee's (iopa_ctl_br_same_jobs()).
 	 */
@@ -419,6 +429,13 @@ enum {
 	IOPA_CTL_BR_FOREIGN_QUIET	= 50,
 	/* ... and a settled state is left only after this many more windows */
 	IOPA_CTL_BR_FOREIGN_HELD	= 2,
+};
+
+/* bracket: FAST's leaps for jobs the device did not queue (br_leap). */
+enum {
+	IOPA_CTL_BR_LEAP_NONE,	/* the move under way is no such leap */
+	IOPA_CTL_BR_LEAP_UNQ,	/* it is one */
+	IOPA_CTL_BR_LEAP_DONE,	/* a leap of this start-up failed: no more */
 };
 
 /* bracket: others' share of the device (iopa_ctl.br_foreign). */
@@ -1261,6 +1278,16 @@ static u32 iopa_ctl_br_scale(const struct iopa_ctl *c, u32 var)
 	return v < IOPA_CTL_BR_VAR_MAX ? (u32)v : IOPA_CTL_BR_VAR_MAX;
 }
 
+/* The measurement at the limit starts anew. */
+static void iopa_ctl_br_clear(struct iopa_ctl *c)
+{
+	c->br_sum = 0;
+	c->br_var = 0;
+	c->br_n = 0;
+	c->br_svc = 0;
+	c->br_done = 0;
+}
+
 /* A new limit: the next cycle is transient, the measurement starts anew. */
 static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 {
@@ -1269,14 +1296,22 @@ static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 		iopa_ctl_br_break(c);
 	}
 	c->limit = limit;
-	c->br_sum = 0;
-	c->br_var = 0;
-	c->br_n = 0;
+	iopa_ctl_br_clear(c);
 }
 
 static u64 iopa_ctl_br_mean(const struct iopa_ctl *c)
 {
 	return c->br_n ? div64_u64(c->br_sum, c->br_n) : 0;
+}
+
+/*
+ * The mean service time, us, of the jobs measured at the limit; 0 if
+ * too few ended for a mean (IOPA_CTL_BR_SVC_JOBS).
+ */
+static u64 iopa_ctl_br_svc(const struct iopa_ctl *c)
+{
+	return c->br_done >= IOPA_CTL_BR_SVC_JOBS ?
+	       div64_u64(c->br_svc, c->br_done) : 0;
 }
 
 /* Relative variance of the mean of the samples at the limit, ppm. */
@@ -1290,6 +1325,7 @@ static void iopa_ctl_br_set_ref(struct iopa_ctl *c)
 {
 	c->br_ref = iopa_ctl_br_mean(c);
 	c->br_ref_var = iopa_ctl_br_mvar(c);
+	c->br_ref_svc = iopa_ctl_br_svc(c);
 	/*
 	 * A base measured in FAST's short cycles, the pipeline still
 	 * filling, is no level to watch (iopa_ctl_br_base_shifted()).
@@ -1484,12 +1520,42 @@ static bool iopa_ctl_br_hits(const struct iopa_ctl_sample *s)
 	return s->completions && !s->block_io && !s->cached;
 }
 
-/* Double the base if nothing stops it; else bracket it.  FAST only. */
+/*
+ * FAST: the measurement at the limit, against the reference at @from
+ * below it, says that the device queued none of the jobs added: their
+ * mean service time (fetch to complete) stayed within
+ * IOPA_CTL_BR_UNQ_SVC_PERMILLE of the reference's, and throughput grew
+ * with the jobs (IOPA_CTL_BR_UNQ_TPUT_PERMILLE of their growth).  That is
+ * what a device far below its knee shows whatever it says it is: jobs
+ * that find a free path (a tag, a spindle, a backend's queue) take as
+ * long as before, and jobs that wait for one take longer in proportion
+ * (Little's law: throughput = jobs in flight / service time).  Both
+ * signals must agree: service times alone also stay flat when the jobs
+ * shrink, bytes alone also grow when they do.  Jobs that wait on the
+ * CPUs take longer too, so a CPU-bound load never leaps.
+ */
+static bool iopa_ctl_br_unqueued(const struct iopa_ctl *c, u32 from)
+{
+	u64 ref = c->br_ref_svc, now = iopa_ctl_br_svc(c);
+	u64 jobs = div64_u64(1000ULL * c->limit, from ? from : 1);
+
+	if (!ref || !now || c->limit <= from)
+		return false;
+	return now * 1000 <= ref * IOPA_CTL_BR_UNQ_SVC_PERMILLE &&
+	       (u64)c->r_permille * 1000 >=
+	       jobs * IOPA_CTL_BR_UNQ_TPUT_PERMILLE;
+}
+
+/*
+ * Double the base if nothing stops it, or leap 4x if the step to it
+ * queued none of its jobs (@unq); else bracket it.  FAST only.
+ */
 static void iopa_ctl_br_double(struct iopa_ctl *c,
 			       const struct iopa_ctl_params *p,
-			       const struct iopa_ctl_sample *s)
+			       const struct iopa_ctl_sample *s, bool unq)
 {
 	u32 t = iopa_ctl_clamp(c, 2 * (u64)c->base);
+	bool leap = false;
 
 	/*
 	 * A start below the default (a disk that says it is rotational:
@@ -1516,7 +1582,24 @@ static void iopa_ctl_br_double(struct iopa_ctl *c,
 	    c->base < IOPA_CTL_BR_INIT_LIMIT && iopa_ctl_br_hits(s))
 		t = iopa_ctl_clamp(c, IOPA_CTL_BR_INIT_LIMIT);
 
+	/*
+	 * The doubling (or leap) just won queued none of its jobs
+	 * (iopa_ctl_br_unqueued()): the knee is well above, leap 4x, unless
+	 * the CPUs are what its jobs wait on or a leap of this start-up
+	 * found the knee below it already.  A leap that does not pay, or
+	 * pays but queues, goes back to the doubling it skipped
+	 * (iopa_ctl_br_fast()).
+	 */
+	if (unq && !s->cpu_saturated && c->br_leap != IOPA_CTL_BR_LEAP_DONE &&
+	    iopa_ctl_clamp(c, 4 * (u64)c->base) > t) {
+		t = iopa_ctl_clamp(c, 4 * (u64)c->base);
+		leap = true;
+	}
+
 	if (!iopa_ctl_br_no_up(s) && t > c->base) {
+		if (c->br_leap != IOPA_CTL_BR_LEAP_DONE)
+			c->br_leap = leap ? IOPA_CTL_BR_LEAP_UNQ :
+				     IOPA_CTL_BR_LEAP_NONE;
 		iopa_ctl_br_move(c, t);
 		return;
 	}
@@ -1548,21 +1631,20 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 			     const struct iopa_ctl_sample *s)
 {
 	enum iopa_ctl_br_verdict v;
-	bool lean_big, wide;
+	bool lean_big, wide, unq;
 	u32 from = c->base;
 
 	if (c->limit == c->base) {
 		/* The start limit measured: the reference for a doubling. */
 		iopa_ctl_br_set_ref(c);
+		c->br_leap = IOPA_CTL_BR_LEAP_NONE;
 		/*
 		 * A known knee's one-job probe first (iopa_ctl_set_known()),
 		 * judged against a measurement of the knee: a cycle that
 		 * completed nothing (slow jobs, a timer's end) is none.
 		 */
 		if (c->br_floor == 1 && !s->completions) {
-			c->br_sum = 0;
-			c->br_var = 0;
-			c->br_n = 0;
+			iopa_ctl_br_clear(c);
 			return;
 		}
 		if (c->br_floor == 1) {
@@ -1578,18 +1660,31 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 				return;
 			}
 		}
-		iopa_ctl_br_double(c, p, s);
+		iopa_ctl_br_double(c, p, s, false);
 		return;
 	}
 	v = iopa_ctl_br_judge(c, p, false, &lean_big);
 	if (v == IOPA_CTL_BR_WAIT)
 		return;
+	unq = iopa_ctl_br_unqueued(c, from);
+	/*
+	 * A leap for jobs the device did not queue that paid, but whose
+	 * jobs the device did queue: the knee lies between the base and
+	 * the leap, and the doubling it skipped is judged against the base
+	 * as any doubling; no more leaps in this start-up.
+	 */
+	if (c->br_leap == IOPA_CTL_BR_LEAP_UNQ && !unq &&
+	    c->limit > 2 * (u64)from) {
+		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
+		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+		return;
+	}
 	if (v == IOPA_CTL_BR_BIG || (v == IOPA_CTL_BR_FLAT && lean_big)) {
 		c->base = c->limit;
 		if (c->br_streak < 255)
 			c->br_streak++;
 		iopa_ctl_br_set_ref(c);
-		iopa_ctl_br_double(c, p, s);
+		iopa_ctl_br_double(c, p, s, unq);
 		return;
 	}
 	/*
@@ -1597,6 +1692,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	 * doubling: the doubling it skipped, against the same base.
 	 */
 	if (c->limit > 2 * (u64)from) {
+		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
 		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
 		return;
 	}
@@ -1663,7 +1759,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 		/* The knee's measurement still stands: double from it now. */
 		c->mode = IOPA_CTL_MODE_FAST;
 		iopa_ctl_br_move(c, c->base);
-		iopa_ctl_br_double(c, p, s);
+		iopa_ctl_br_double(c, p, s, false);
 		return;
 	}
 	if ((up && v == IOPA_CTL_BR_BIG) || (!up && v == IOPA_CTL_BR_SMALL)) {
@@ -1874,9 +1970,7 @@ static bool iopa_ctl_br_base_shifted(struct iopa_ctl *c,
 		return false;
 	}
 	if (!iopa_ctl_br_shift_lasts(c, r, s->elapsed_ms)) {
-		c->br_sum = 0;
-		c->br_var = 0;
-		c->br_n = 0;
+		iopa_ctl_br_clear(c);
 		return true;
 	}
 	iopa_ctl_br_restart(c);
@@ -1959,6 +2053,11 @@ static void iopa_ctl_br_update(struct iopa_ctl *c,
 		c->br_sum += s->tput;
 		c->br_var += var;
 		c->br_n++;
+		if (c->br_done <= ~0U - s->completions &&
+		    c->br_svc <= ~0ULL - s->svc_us) {
+			c->br_svc += s->svc_us;
+			c->br_done += s->completions;
+		}
 	}
 	switch (c->mode) {
 	case IOPA_CTL_MODE_FAST:
@@ -2027,12 +2126,18 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
  * first.  Either way the limit is not tried again in this search.
  * Dropping the trial and probing around the base afresh (as for a trial
  * without demand below the base) probed up again every other cycle: the
- * demo's 32 workers at limit 32 alternated 32 and 36 to the end.
+ * demo's 32 workers at limit 32 alternated 32 and 36 to the end.  After
+ * a leap (4x), the doubling it skipped first, in FAST as any doubling.
  */
 static void iopa_ctl_br_unfilled(struct iopa_ctl *c)
 {
 	u32 from = c->base;
 
+	if (c->mode == IOPA_CTL_MODE_FAST && c->limit > 2 * (u64)from) {
+		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
+		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+		return;
+	}
 	if (c->mode == IOPA_CTL_MODE_FAST)
 		iopa_ctl_br_search(c, from / 4, 1);
 	c->rejected = c->limit;

@@ -317,6 +317,14 @@ struct iopa_ctl_sample {
  *	sample has no neighbour to compare with)
  * @br_gen: bracket: bumped whenever the samples after cannot be compared
  *	with those before (a new limit, a restart, a resume, another unit)
+ * @br_svc: bracket: sum of the service times (fetch to complete, us) of
+ *	the jobs that ended in the samples of @br_sum
+ * @br_done: bracket: those jobs
+ * @br_ref_svc: bracket: the mean service time, us, of the measurement
+ *	@br_ref is (0: not known)
+ * @br_leap: bracket: FAST's leaps for jobs the device did not queue
+ *	(iopa_ctl_br_unqueued()): IOPA_CTL_BR_LEAP_* (the move under way is
+ *	none, is one; one failed in this start-up, no more)
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -375,6 +383,10 @@ struct iopa_ctl {
 	u32 br_prev_var;
 	u32 br_prev_at;
 	u8 br_gen;
+	u8 br_leap;
+	u32 br_done;
+	u64 br_svc;
+	u64 br_ref_svc;
 	u64 job_bytes;
 	u64 job_n;
 };

@@ -29,9 +29,13 @@ static void params(struct iopa_ctl_params *p)
 	iopa_ctl_params_default(p, NCPUS);
 }
 
-/* Jobs completed in a fed cycle, each taking FEED_SVC_US. */
+/*
+ * Jobs completed in a fed cycle, each taking FEED_SVC_US (feed(): at a
+ * throughput of 1000 per job in flight; FEED_SVC_MAX at most).
+ */
 #define FEED_JOBS	256
 #define FEED_SVC_US	10000ULL
+#define FEED_SVC_MAX	10000000ULL
 
 /*
  * A fed cycle's sample: throughput @tput over @elapsed_ms, with demand,
@@ -39,7 +43,9 @@ static void params(struct iopa_ctl_params *p)
  * policy's noise estimate is small (2.1%: the floor and the cycle's
  * edges), of jobs that read a device (block I/O: a device model's).
  * feed() ends the current cycle with it; @saturated there makes the
- * jobs CPU-bound ones (no block I/O).
+ * jobs CPU-bound ones (no block I/O), and their service time is what
+ * Little's law gives for the limit's jobs in flight at @tput (the device
+ * models' unit, 1000, is one job in flight's worth of FEED_SVC_US jobs).
  */
 static struct iopa_ctl_sample fed(u64 tput, u32 elapsed_ms)
 {
@@ -60,7 +66,15 @@ static bool feed(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		 u64 tput, bool saturated, bool demand)
 {
 	struct iopa_ctl_sample s = fed(tput, iopa_ctl_next_cycle_ms(c, p));
+	u64 svc = tput ? FEED_SVC_US * 1000 * iopa_ctl_limit(c) / tput :
+		  FEED_SVC_US;
 
+	if (svc > FEED_SVC_MAX)
+		svc = FEED_SVC_MAX;
+	if (!svc)
+		svc = 1;
+	s.svc_us = FEED_JOBS * svc;
+	s.svc_sq = FEED_JOBS * svc * svc;
 	s.cpu_saturated = saturated;
 	s.block_io = !saturated;
 	s.demand = demand;
@@ -667,9 +681,123 @@ TEST(bracket_transient_cycle_is_not_judged)
 	/* the cycle after the change: any value, no verdict */
 	EXPECT_FALSE(feed(&c, &p, 1, false, true));
 	EXPECT_EQ(8, iopa_ctl_limit(&c));
-	/* the measurement: 8 paid over 4, double again */
+	/*
+	 * the measurement: 8 paid over 4, and the device queued none of
+	 * the jobs added (their service time held): leap 4x
+	 */
 	EXPECT_TRUE(feed(&c, &p, dev_knee16(8), false, true));
-	EXPECT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_EQ(32, iopa_ctl_limit(&c));
+}
+
+/* Feed one measured level: its transient cycle, then one sample. */
+static void feed_level(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		       u64 (*dev)(u32))
+{
+	feed(c, p, 1, false, true);
+	feed(c, p, dev(iopa_ctl_limit(c)), false, true);
+}
+
+/*
+ * A device far below its knee (linear): each doubling that keeps the
+ * jobs' service time and doubles throughput is followed by a leap of
+ * 4x, so the start-up from 8 reaches 128 in four levels (8, 16, 64,
+ * 256), where doublings took six.
+ */
+TEST(bracket_leaps_where_the_device_queues_no_job)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_linear);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	feed_level(&c, &p, dev_linear);
+	ASSERT_EQ(64, iopa_ctl_limit(&c));
+	feed_level(&c, &p, dev_linear);
+	ASSERT_EQ(256, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+}
+
+/*
+ * Throughput doubled but the jobs' service time grew by a third: the
+ * jobs shrank, or the device queued some; either way no evidence of a
+ * knee far above, so the next step is a doubling.
+ */
+TEST(bracket_no_leap_when_service_time_grows)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl_sample s;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_linear);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	feed(&c, &p, 1, false, true);
+	s = fed(dev_linear(16), iopa_ctl_next_cycle_ms(&c, &p));
+	s.svc_us = s.svc_us * 4 / 3;
+	s.svc_sq = s.svc_sq * 16 / 9;
+	iopa_ctl_update(&c, &p, &s, NULL);
+	EXPECT_EQ(32, iopa_ctl_limit(&c));
+}
+
+/*
+ * A hard knee at 16 from a start of 4: 8 queued nothing, so 32 is a
+ * leap; it paid (twice 8's throughput) but queued half its jobs, so
+ * the knee lies below it: the doubling it skipped, 16, is judged
+ * against 8, and from 16 the start-up doubles without leaping, and
+ * settles at the knee.
+ */
+TEST(bracket_leap_that_queues_takes_the_skipped_doubling)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	p.init_limit = 4;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_knee16);
+	ASSERT_EQ(8, iopa_ctl_limit(&c));
+	feed_level(&c, &p, dev_knee16);
+	ASSERT_EQ(32, iopa_ctl_limit(&c));
+	feed_level(&c, &p, dev_knee16);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	feed_level(&c, &p, dev_knee16);
+	ASSERT_EQ(32, iopa_ctl_limit(&c));
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
+	EXPECT_GE(iopa_ctl_limit(&c), 16);
+	EXPECT_LE(iopa_ctl_limit(&c), 18);
+}
+
+/*
+ * 24 workers on a linear device: the leap from 16 to 64 fills no more
+ * than 24, so it is the doubling it skipped, 32, that is tried next (in
+ * FAST), not a bracket around 16.
+ */
+TEST(bracket_leap_without_demand_takes_the_skipped_doubling)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_linear);
+	feed_level(&c, &p, dev_linear);
+	ASSERT_EQ(64, iopa_ctl_limit(&c));
+	feed(&c, &p, 1, false, true);
+	feed(&c, &p, dev_linear(24), false, false);
+	EXPECT_EQ(32, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY; i++) {
+		u32 n = iopa_ctl_limit(&c);
+
+		feed(&c, &p, dev_linear(n < 24 ? n : 24), false, n <= 24);
+	}
+	EXPECT_GE(iopa_ctl_limit(&c), 24);
+	EXPECT_LE(iopa_ctl_limit(&c), 32);
 }
 
 /* A hard knee at 16: bracket stays at 16-18 (above costs nothing). */
