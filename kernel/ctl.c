@@ -345,6 +345,19 @@ enum {
 	IOPA_CTL_BR_FAST_SPANS		= 2,
 	/* A transient cycle: limit completions and one mean service time. */
 	IOPA_CTL_BR_SETTLE_SPANS	= 1,
+	/*
+	 * ... and, after a move of the limit up, no sooner than this (ms).
+	 * Nothing is judged in it, and its evidence says the jobs of the
+	 * old limit have turned over; each level of a start-up spent
+	 * min_cycle_ms there (100 ms in the module), a tenth of a second's
+	 * run.  The first cycle of a start-up keeps min_cycle_ms (its jobs
+	 * wait on the first reads of their directories), and so does the
+	 * cycle after a move down: limit completions do not drain the jobs
+	 * of the higher limit still running (on the HDD model, 2 s runs of
+	 * 10 KB files read 80% of the best where a probe down measured
+	 * them).
+	 */
+	IOPA_CTL_BR_SETTLE_MIN_MS	= 20,
 
 	/*
 	 * A sample's relative variance (ppm) is at least this: 2% standard
@@ -429,6 +442,12 @@ enum {
 	IOPA_CTL_BR_FOREIGN_QUIET	= 50,
 	/* ... and a settled state is left only after this many more windows */
 	IOPA_CTL_BR_FOREIGN_HELD	= 2,
+};
+
+/* bracket: the transient cycle under way (br_settle; 0: none). */
+enum {
+	IOPA_CTL_BR_SETTLE_FULL = 1,	/* a start-up's first, or after a move down */
+	IOPA_CTL_BR_SETTLE_UP,		/* the cycle after a move up */
 };
 
 /* bracket: FAST's leaps for jobs the device did not queue (br_leap). */
@@ -1292,7 +1311,8 @@ static void iopa_ctl_br_clear(struct iopa_ctl *c)
 static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 {
 	if (limit != c->limit) {
-		c->br_settle = 1;
+		c->br_settle = limit > c->limit ? IOPA_CTL_BR_SETTLE_UP :
+			       IOPA_CTL_BR_SETTLE_FULL;
 		iopa_ctl_br_break(c);
 	}
 	c->limit = limit;
@@ -2218,7 +2238,8 @@ void iopa_ctl_init(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	 * an empty pipeline), which would make the start limit look worse
 	 * than it is and its first doubling a gain.
 	 */
-	c->br_settle = c->policy == IOPA_CTL_POLICY_BRACKET;
+	c->br_settle = c->policy == IOPA_CTL_POLICY_BRACKET ?
+		       IOPA_CTL_BR_SETTLE_FULL : 0;
 	c->br_xf = 1000;
 	iopa_ctl_hc_reprobe_reset(c);
 }
@@ -2294,10 +2315,14 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	if (limit > IOPA_CTL_LIMIT_MAX)
 		limit = IOPA_CTL_LIMIT_MAX;
 	if (iopa_ctl_br_at_start(c)) {
+		u8 settle = c->br_settle;
+
 		c->base = iopa_ctl_clamp(c, limit);
 		c->br_from = limit;
-		/* Still the first cycle's transient (iopa_ctl_init()). */
 		iopa_ctl_br_move(c, c->base);
+		/* Still the first cycle's transient (iopa_ctl_init()). */
+		if (settle == IOPA_CTL_BR_SETTLE_FULL)
+			c->br_settle = settle;
 	}
 	c->br_start = limit;
 	return c->limit != old;
@@ -2359,7 +2384,7 @@ bool iopa_ctl_set_known(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	c->base = iopa_ctl_clamp(c, knee);
 	iopa_ctl_br_move(c, c->base);
 	/* Still the first cycle's transient, whatever ran before. */
-	c->br_settle = 1;
+	c->br_settle = IOPA_CTL_BR_SETTLE_FULL;
 	return true;
 }
 
@@ -2394,7 +2419,7 @@ bool iopa_ctl_lift_start(struct iopa_ctl *c, const struct iopa_ctl_params *p)
 	c->base = iopa_ctl_clamp(c, t);
 	iopa_ctl_br_move(c, c->base);
 	/* Still the first cycle's transient. */
-	c->br_settle = 1;
+	c->br_settle = IOPA_CTL_BR_SETTLE_FULL;
 	return c->limit != old;
 }
 
@@ -2705,10 +2730,10 @@ u32 iopa_ctl_sample_noise(const struct iopa_ctl *c,
 bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
 			   u32 completions, u64 svc_us)
 {
-	u32 need, spans;
+	u32 need, spans, min_ms;
 
-	iopa_ctl_cycle_need(c, &need, &spans);
-	if (!need || elapsed_ms < c->min_cycle_ms || !completions)
+	iopa_ctl_cycle_need(c, &need, &spans, &min_ms);
+	if (!need || elapsed_ms < min_ms || !completions)
 		return false;
 	return completions >= need &&
 	       (u64)elapsed_ms * 1000 >= spans * div64_u64(svc_us, completions);
@@ -2720,14 +2745,18 @@ bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,
  * @jobs: set to the completions needed, 0 if the cycle has a fixed
  *	length (policies other than bracket, a fixed limit)
  * @spans: set to the mean service times it must last
+ * @min_ms: set to the least it must last, in ms: min_cycle_ms, less for
+ *	the transient cycle after a move (IOPA_CTL_BR_SETTLE_MIN_MS)
  *
  * For callers that check the rule of iopa_ctl_cycle_enough() themselves
  * (device groups count completions in atomics).
  */
-void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans)
+void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans,
+			 u32 *min_ms)
 {
 	*jobs = 0;
 	*spans = 0;
+	*min_ms = c->min_cycle_ms;
 	if (c->policy != IOPA_CTL_POLICY_BRACKET ||
 	    c->mode == IOPA_CTL_MODE_FIXED)
 		return;
@@ -2735,6 +2764,9 @@ void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans)
 	if (c->br_settle) {
 		/* Transient: the jobs of the old limit have turned over. */
 		*spans = IOPA_CTL_BR_SETTLE_SPANS;
+		if (c->br_settle == IOPA_CTL_BR_SETTLE_UP &&
+		    *min_ms > IOPA_CTL_BR_SETTLE_MIN_MS)
+			*min_ms = IOPA_CTL_BR_SETTLE_MIN_MS;
 		return;
 	}
 	if (*jobs < IOPA_CTL_BR_MIN_JOBS)

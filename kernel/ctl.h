@@ -421,7 +421,8 @@ u32 iopa_ctl_next_cycle_ms(const struct iopa_ctl *c,
 			   const struct iopa_ctl_params *p);
 u32 iopa_ctl_clamp_limit(const struct iopa_ctl *c,
 			 const struct iopa_ctl_params *p, u32 limit);
-void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans);
+void iopa_ctl_cycle_need(const struct iopa_ctl *c, u32 *jobs, u32 *spans,
+			 u32 *min_ms);
 u32 iopa_ctl_sample_noise(const struct iopa_ctl *c,
 			  const struct iopa_ctl_sample *s, u32 limit);
 bool iopa_ctl_cycle_enough(const struct iopa_ctl *c, u32 elapsed_ms,

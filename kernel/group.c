@@ -139,6 +139,7 @@
  * @dev_bytes: M: the device's read bytes (everyone's) at @start_ns
  * @need_jobs: A (written under @lock): completions the cycle needs
  * @spans: A (written under @lock): mean service times the cycle needs
+ * @min_ms: A (written under @lock): the least the cycle lasts, ms
  * @ending: A: the cycle's end is queued
  * @bytes: A: the members' block I/O bytes of jobs completed this cycle
  * @jobs: A: the members' jobs completed this cycle
@@ -192,6 +193,7 @@ struct iopa_group {
 	u64			dev_bytes;	/* M */
 	u32			need_jobs;	/* A */
 	u32			spans;		/* A */
+	u32			min_ms;		/* A */
 	atomic_t		ending;		/* A */
 	atomic64_t		bytes;		/* A */
 	atomic64_t		jobs;		/* A */
@@ -279,10 +281,10 @@ u64 iopa_sub_cgroup_id(void)
 /* Set the evidence thresholds and the start of the cycle now starting. */
 static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
 {
-	u32 need, spans;
+	u32 need, spans, min_ms;
 
 	lockdep_assert_held(&g->lock);
-	iopa_ctl_cycle_need(&g->ctl, &need, &spans);
+	iopa_ctl_cycle_need(&g->ctl, &need, &spans, &min_ms);
 	atomic64_set(&g->bytes, 0);
 	atomic64_set(&g->jobs, 0);
 	atomic64_set(&g->svc_us, 0);
@@ -291,6 +293,7 @@ static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
 	g->idle_us = idle;
 	WRITE_ONCE(g->need_jobs, need);
 	WRITE_ONCE(g->spans, spans);
+	WRITE_ONCE(g->min_ms, min_ms);
 	WRITE_ONCE(g->start_ns, now);
 	atomic_set(&g->ending, 0);
 }
@@ -353,7 +356,7 @@ void iopa_group_job_done(struct iopa_submitter *sub, u64 bytes, u64 svc_us,
 	start = READ_ONCE(g->start_ns);
 	need_us = READ_ONCE(g->spans) * div64_u64(sum, jobs);
 	if (now_ns < start || div_u64(now_ns - start, NSEC_PER_USEC) < need_us ||
-	    now_ns - start < (u64)IOPA_CTL_MIN_CYCLE_MS * NSEC_PER_MSEC)
+	    now_ns - start < (u64)READ_ONCE(g->min_ms) * NSEC_PER_MSEC)
 		return;
 	if (!atomic_xchg(&g->ending, 1))
 		mod_delayed_work(system_unbound_wq, &g->work, 0);
@@ -852,11 +855,10 @@ static void iopa_group_work_fn(struct work_struct *work)
 	 * A completion that read the last cycle's start may have queued the
 	 * end of this one as it began: go on with it instead.
 	 */
-	if (elapsed_ms < IOPA_CTL_MIN_CYCLE_MS) {
+	if (elapsed_ms < g->min_ms) {
 		atomic_set(&g->ending, 0);
 		mod_delayed_work(system_unbound_wq, &g->work,
-				 msecs_to_jiffies(IOPA_CTL_MIN_CYCLE_MS -
-						  elapsed_ms));
+				 msecs_to_jiffies(g->min_ms - elapsed_ms));
 		mutex_unlock(&g->lock);
 		return;
 	}

@@ -1956,6 +1956,8 @@ TEST(bracket_cycle_ends_on_evidence)
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 200, 3, 3 * 60000));
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 59, 4, 4 * 60000));
 	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 100, 4, 4 * 60000));
+	/* ... and min_cycle_ms, with fast jobs too (the first cycle) */
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 99, 1000, 1000 * 10));
 	feed(&c, &p, dev_knee16(4), false, true);
 	ASSERT_EQ(4, iopa_ctl_limit(&c));
 	/* FAST at 4: 8 completions over 2 mean service times of 60 ms */
@@ -1971,6 +1973,9 @@ TEST(bracket_cycle_ends_on_evidence)
 	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 120, 8, 8 * 120000));
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 119, 8, 8 * 120000));
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 200, 7, 7 * 120000));
+	/* a transient after a move ends on its evidence from 20 ms */
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 20, 8, 8 * 2000));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 19, 8, 8 * 2000));
 	/* past FAST at 16: 16 completions over 4 spans */
 	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
 	ASSERT_EQ(16, iopa_ctl_limit(&c));
