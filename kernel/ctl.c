@@ -1311,8 +1311,10 @@ static void iopa_ctl_br_clear(struct iopa_ctl *c)
 static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 {
 	if (limit != c->limit) {
-		c->br_settle = limit > c->limit ? IOPA_CTL_BR_SETTLE_UP :
-			       IOPA_CTL_BR_SETTLE_FULL;
+		/* A pending full transient (the first cycle) stays full. */
+		c->br_settle = limit > c->limit &&
+			       c->br_settle != IOPA_CTL_BR_SETTLE_FULL ?
+			       IOPA_CTL_BR_SETTLE_UP : IOPA_CTL_BR_SETTLE_FULL;
 		iopa_ctl_br_break(c);
 	}
 	c->limit = limit;
@@ -1657,7 +1659,6 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	if (c->limit == c->base) {
 		/* The start limit measured: the reference for a doubling. */
 		iopa_ctl_br_set_ref(c);
-		c->br_leap = IOPA_CTL_BR_LEAP_NONE;
 		/*
 		 * A known knee's one-job probe first (iopa_ctl_set_known()),
 		 * judged against a measurement of the knee: a cycle that
@@ -1841,6 +1842,7 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 	c->br_unsure = 0;
 	c->br_restarted = 1;
 	c->br_floor = 0;
+	c->br_leap = IOPA_CTL_BR_LEAP_NONE;
 	c->reprobes = 0;
 	/* The knee searched for now is another load's: so are its jobs. */
 	c->job_bytes = 0;
@@ -2042,6 +2044,8 @@ static void iopa_ctl_br_watch(struct iopa_ctl *c,
 	c->br_sum = s->tput;
 	c->br_var = var;
 	c->br_n = 1;
+	c->br_svc = s->svc_us;
+	c->br_done = s->completions;
 	iopa_ctl_br_set_ref(c);
 	c->mode = IOPA_CTL_MODE_NORMAL;
 	iopa_ctl_br_next(c, p, s);
@@ -2315,14 +2319,10 @@ bool iopa_ctl_set_start(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 	if (limit > IOPA_CTL_LIMIT_MAX)
 		limit = IOPA_CTL_LIMIT_MAX;
 	if (iopa_ctl_br_at_start(c)) {
-		u8 settle = c->br_settle;
-
 		c->base = iopa_ctl_clamp(c, limit);
 		c->br_from = limit;
-		iopa_ctl_br_move(c, c->base);
 		/* Still the first cycle's transient (iopa_ctl_init()). */
-		if (settle == IOPA_CTL_BR_SETTLE_FULL)
-			c->br_settle = settle;
+		iopa_ctl_br_move(c, c->base);
 	}
 	c->br_start = limit;
 	return c->limit != old;

@@ -853,12 +853,16 @@ static void iopa_group_work_fn(struct work_struct *work)
 	elapsed_ms = max_t(u64, div_u64(now - g->start_ns, NSEC_PER_MSEC), 1);
 	/*
 	 * A completion that read the last cycle's start may have queued the
-	 * end of this one as it began: go on with it instead.
+	 * end of this one as it began: go on with it instead, to its timer
+	 * or to the completion that brings its evidence.
 	 */
 	if (elapsed_ms < g->min_ms) {
+		u32 max_ms = iopa_ctl_next_cycle_ms(&g->ctl, &p);
+
 		atomic_set(&g->ending, 0);
 		mod_delayed_work(system_unbound_wq, &g->work,
-				 msecs_to_jiffies(g->min_ms - elapsed_ms));
+				 msecs_to_jiffies(max_ms > elapsed_ms ?
+						  max_ms - elapsed_ms : 1));
 		mutex_unlock(&g->lock);
 		return;
 	}

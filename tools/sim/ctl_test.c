@@ -700,7 +700,7 @@ static void feed_level(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 /*
  * A device far below its knee (linear): each doubling that keeps the
  * jobs' service time and doubles throughput is followed by a leap of
- * 4x, so the start-up from 8 reaches 128 in four levels (8, 16, 64,
+ * 4x, so the start-up from 8 reaches 256 in four levels (8, 16, 64,
  * 256), where doublings took six.
  */
 TEST(bracket_leaps_where_the_device_queues_no_job)
@@ -740,6 +740,63 @@ TEST(bracket_no_leap_when_service_time_grows)
 	s.svc_sq = s.svc_sq * 16 / 9;
 	iopa_ctl_update(&c, &p, &s, NULL);
 	EXPECT_EQ(32, iopa_ctl_limit(&c));
+}
+
+/*
+ * The jobs' service time held, but throughput grew by 60% for twice the
+ * jobs (under IOPA_CTL_BR_UNQ_TPUT_PERMILLE of their growth): a gain,
+ * but not one of a device that queued none of them (larger jobs, other
+ * load): a doubling next, not a leap.
+ */
+TEST(bracket_no_leap_when_throughput_lags_the_jobs)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl_sample s;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_linear);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	feed(&c, &p, 1, false, true);
+	s = fed(dev_linear(8) * 16 / 10, iopa_ctl_next_cycle_ms(&c, &p));
+	iopa_ctl_update(&c, &p, &s, NULL);
+	EXPECT_EQ(32, iopa_ctl_limit(&c));
+}
+
+/*
+ * A leap that found the knee below it ends the leaps of the start-up,
+ * even if a cached cycle (page-cache hits: another unit) sends the
+ * limit back to its base in between.
+ */
+TEST(bracket_leaps_stay_ended_across_a_cached_cycle)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl_sample s;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	p.init_limit = 4;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_knee16);
+	feed_level(&c, &p, dev_knee16);
+	ASSERT_EQ(32, iopa_ctl_limit(&c));
+	feed_level(&c, &p, dev_knee16);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	s = fed(dev_knee16(16), iopa_ctl_next_cycle_ms(&c, &p));
+	s.cached = true;
+	iopa_ctl_update(&c, &p, &s, NULL);
+	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
+	     i++) {
+		if (iopa_ctl_limit(&c) > most)
+			most = iopa_ctl_limit(&c);
+		feed(&c, &p, dev_knee16(iopa_ctl_limit(&c)), false, true);
+	}
+	EXPECT_GE(32, most);
+	EXPECT_GE(iopa_ctl_limit(&c), 16);
+	EXPECT_LE(iopa_ctl_limit(&c), 18);
 }
 
 /*
@@ -798,6 +855,35 @@ TEST(bracket_leap_without_demand_takes_the_skipped_doubling)
 	}
 	EXPECT_GE(iopa_ctl_limit(&c), 24);
 	EXPECT_LE(iopa_ctl_limit(&c), 32);
+}
+
+/*
+ * The transient after a move down keeps min_cycle_ms: limit completions
+ * do not drain the jobs of the higher limit still running.  So does the
+ * first cycle when new bounds move its limit up before it ended.
+ */
+TEST(bracket_transient_after_a_move_down_keeps_the_min_cycle)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	feed_level(&c, &p, dev_knee3);
+	ASSERT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 20, 1000, 1000 * 10));
+	for (i = 0; i < 10 && iopa_ctl_limit(&c) == 16; i++)
+		feed(&c, &p, dev_knee3(16), false, true);
+	ASSERT_GT(16, iopa_ctl_limit(&c));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 99, 1000, 1000 * 10));
+	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 100, 1000, 1000 * 10));
+
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 4));
+	ASSERT_EQ(0, iopa_ctl_set_bounds(&c, &p, 0, 0));
+	ASSERT_EQ(8, iopa_ctl_limit(&c));
+	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 99, 1000, 1000 * 10));
 }
 
 /* A hard knee at 16: bracket stays at 16-18 (above costs nothing). */
@@ -1973,7 +2059,7 @@ TEST(bracket_cycle_ends_on_evidence)
 	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 120, 8, 8 * 120000));
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 119, 8, 8 * 120000));
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 200, 7, 7 * 120000));
-	/* a transient after a move ends on its evidence from 20 ms */
+	/* a transient after a move up ends on its evidence from 20 ms */
 	EXPECT_TRUE(iopa_ctl_cycle_enough(&c, 20, 8, 8 * 2000));
 	EXPECT_FALSE(iopa_ctl_cycle_enough(&c, 19, 8, 8 * 2000));
 	/* past FAST at 16: 16 completions over 4 spans */
