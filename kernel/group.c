@@ -857,12 +857,11 @@ static void iopa_group_work_fn(struct work_struct *work)
 	 * or to the completion that brings its evidence.
 	 */
 	if (elapsed_ms < g->min_ms) {
-		u32 max_ms = iopa_ctl_next_cycle_ms(&g->ctl, &p);
+		u32 until = max(iopa_ctl_next_cycle_ms(&g->ctl, &p), g->min_ms);
 
 		atomic_set(&g->ending, 0);
 		mod_delayed_work(system_unbound_wq, &g->work,
-				 msecs_to_jiffies(max_ms > elapsed_ms ?
-						  max_ms - elapsed_ms : 1));
+				 msecs_to_jiffies(until - elapsed_ms));
 		mutex_unlock(&g->lock);
 		return;
 	}
