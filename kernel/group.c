@@ -140,7 +140,8 @@
  * @need_jobs: A (written under @lock): completions the cycle needs
  * @spans: A (written under @lock): mean service times the cycle needs
  * @min_ms: A (written under @lock): the least the cycle lasts, ms
- * @ending: A: the cycle's end is queued
+ * @ending: A: the cycle's end is queued; cleared only once the next end
+ *	is armed (iopa_group_arm_ms())
  * @bytes: A: the members' block I/O bytes of jobs completed this cycle
  * @jobs: A: the members' jobs completed this cycle
  * @svc_us: A: sum of their service times
@@ -295,17 +296,28 @@ static void iopa_group_cycle_begin(struct iopa_group *g, u64 now, u64 idle)
 	WRITE_ONCE(g->spans, spans);
 	WRITE_ONCE(g->min_ms, min_ms);
 	WRITE_ONCE(g->start_ns, now);
+}
+
+/*
+ * Arm the cycle's end @ms from now, then let a completion bring it
+ * forward (iopa_group_job_done()).  In the other order a completion in
+ * between (one that read the last cycle's start) queued the end at once,
+ * the timer then overwrote it, and with @ending still set no completion
+ * could queue it again: the cycle ran to its bound.
+ */
+static void iopa_group_arm_ms(struct iopa_group *g, u32 ms)
+{
+	lockdep_assert_held(&g->lock);
+	if (g->dead)
+		return;
+	mod_delayed_work(system_unbound_wq, &g->work, msecs_to_jiffies(ms));
 	atomic_set(&g->ending, 0);
 }
 
 static void iopa_group_arm(struct iopa_group *g,
 			   const struct iopa_ctl_params *p)
 {
-	lockdep_assert_held(&g->lock);
-	if (g->dead)
-		return;
-	mod_delayed_work(system_unbound_wq, &g->work,
-			 msecs_to_jiffies(iopa_ctl_next_cycle_ms(&g->ctl, p)));
+	iopa_group_arm_ms(g, iopa_ctl_next_cycle_ms(&g->ctl, p));
 }
 
 /**
@@ -859,9 +871,7 @@ static void iopa_group_work_fn(struct work_struct *work)
 	if (elapsed_ms < g->min_ms) {
 		u32 until = max(iopa_ctl_next_cycle_ms(&g->ctl, &p), g->min_ms);
 
-		atomic_set(&g->ending, 0);
-		mod_delayed_work(system_unbound_wq, &g->work,
-				 msecs_to_jiffies(until - elapsed_ms));
+		iopa_group_arm_ms(g, until - elapsed_ms);
 		mutex_unlock(&g->lock);
 		return;
 	}
