@@ -144,7 +144,9 @@
  *   With all L jobs running, throughput is L / service time: a doubling
  *   that does not raise throughput is one whose latency doubled, so
  *   this is also the latency knee.  The doubling that did not pay is
- *   undone and the limit before it bracketed.
+ *   undone and the limit before it bracketed; if it held the throughput,
+ *   once a start-up, after a walk past it (iopa_ctl_br_walk_on(): a
+ *   plateau's far end may rise, where a disk's jobs overflow its tags).
  *
  * The pair rule.  Of two limits small < big measured back to back, big
  * pays if it raised throughput by more than (gain_permille - 1000) /
@@ -427,6 +429,13 @@ enum {
 	IOPA_CTL_BR_UNQ_TPUT_PERMILLE	= 850,
 	IOPA_CTL_BR_SVC_JOBS		= 16,
 	/*
+	 * FAST's walk over a plateau (iopa_ctl_br_walk_on()) tries limits
+	 * up to this many times the base: five doublings, the HDD model's
+	 * rise from 2 jobs to 64 past its tags (at 16, from a base of 2,
+	 * 10 s runs with 23 and 42 tags read 74-78% instead of 78-84%).
+	 */
+	IOPA_CTL_BR_WALK_MAX		= 32,
+	/*
 	 * The fewest jobs a measurement at a known knee must have ended for
 	 * their size to be compared with the knee's (iopa_ctl_br_same_jobs()).
 	 */
@@ -455,6 +464,13 @@ enum {
 	IOPA_CTL_BR_LEAP_NONE,	/* the move under way is no such leap */
 	IOPA_CTL_BR_LEAP_UNQ,	/* it is one */
 	IOPA_CTL_BR_LEAP_DONE,	/* a leap of this start-up failed: no more */
+};
+
+/* bracket: FAST's walk over a plateau (br_walk, iopa_ctl_br_walk_on()). */
+enum {
+	IOPA_CTL_BR_WALK_NONE,	/* none in this start-up yet */
+	IOPA_CTL_BR_WALK_ON,	/* the trial under way is a walk's */
+	IOPA_CTL_BR_WALK_DONE,	/* this start-up walked: no more */
 };
 
 /* bracket: others' share of the device (iopa_ctl.br_foreign). */
@@ -1310,6 +1326,9 @@ static void iopa_ctl_br_clear(struct iopa_ctl *c)
 /* A new limit: the next cycle is transient, the measurement starts anew. */
 static void iopa_ctl_br_move(struct iopa_ctl *c, u32 limit)
 {
+	/* Any move ends a walk under way. */
+	if (c->br_walk == IOPA_CTL_BR_WALK_ON)
+		c->br_walk = IOPA_CTL_BR_WALK_DONE;
 	if (limit != c->limit) {
 		/* A pending full transient (the first cycle) stays full. */
 		c->br_settle = limit > c->limit &&
@@ -1356,32 +1375,42 @@ static void iopa_ctl_br_set_ref(struct iopa_ctl *c)
 }
 
 /*
+ * Half the band within which the pair under way (the measurement at the
+ * limit against the reference) is undecided: IOPA_CTL_BR_Z_PERMILLE / 1000
+ * standard errors of their ratio, per mille.
+ */
+static s64 iopa_ctl_br_band(const struct iopa_ctl *c)
+{
+	u32 var = c->br_ref_var + iopa_ctl_br_mvar(c);
+
+	return (s64)div64_u64((u64)IOPA_CTL_BR_Z_PERMILLE *
+			      iopa_ctl_isqrt(var), 1000);
+}
+
+/*
  * Judge big against small (one of them the reference, the other the
  * measurement under way, taken just after it): big pays for its extra
  * jobs if it raised throughput by more than (gain_permille - 1000) /
- * 1000 times its relative growth (@ramp: by anything).  Beyond a band of
+ * 1000 times its relative growth.  Beyond a band of
  * IOPA_CTL_BR_Z_PERMILLE standard errors either way the verdict is
  * clear; within it, measure again, up to history samples, then FLAT with
  * *@lean_big telling the side of the point estimate.
  */
 static enum iopa_ctl_br_verdict
 iopa_ctl_br_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
-		  bool ramp, bool *lean_big)
+		  bool *lean_big)
 {
 	bool up = c->limit > c->base;
 	u32 small = up ? c->base : c->limit, big = up ? c->limit : c->base;
 	u64 ts = up ? c->br_ref : iopa_ctl_br_mean(c);
 	u64 tb = up ? iopa_ctl_br_mean(c) : c->br_ref;
 	u32 r = iopa_ctl_ratio(tb, ts);
-	u32 var = c->br_ref_var + iopa_ctl_br_mvar(c);
-	s64 need, x, band;
+	s64 need, x, band = iopa_ctl_br_band(c);
 
 	c->r_permille = r;
-	need = ramp ? 0 : (s64)div64_u64((u64)(p->gain_permille - 1000) *
-					 (big - small), small);
+	need = (s64)div64_u64((u64)(p->gain_permille - 1000) * (big - small),
+			      small);
 	x = (s64)r - 1000 - need;
-	band = (s64)div64_u64((u64)IOPA_CTL_BR_Z_PERMILLE *
-			      iopa_ctl_isqrt(var), 1000);
 	/*
 	 * A probe up that the noise cannot judge must lean up by a
 	 * standard error (half the band): a tie goes to fewer jobs.  With
@@ -1394,6 +1423,54 @@ iopa_ctl_br_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		return IOPA_CTL_BR_BIG;
 	if (x < -band)
 		return IOPA_CTL_BR_SMALL;
+	if (c->br_n < iopa_ctl_history(p))
+		return IOPA_CTL_BR_WAIT;
+	return IOPA_CTL_BR_FLAT;
+}
+
+/*
+ * The measurement at the limit lost throughput outright against the
+ * reference (its ratio in r_permille): below it by more than the noise
+ * and by more than 1000 - decrease_permille.
+ */
+static bool iopa_ctl_br_lost(const struct iopa_ctl *c,
+			     const struct iopa_ctl_params *p)
+{
+	return (s64)c->r_permille - 1000 < -iopa_ctl_br_band(c) &&
+	       c->r_permille < p->decrease_permille;
+}
+
+/*
+ * FAST's walk over a plateau (iopa_ctl_br_walk_on()): the trial at the
+ * limit, some doublings above the base, against the base's measurement
+ * (the reference).  It pays (BIG) if it raised throughput by
+ * gain_permille per doubling, compounded (a plateau's far end that rises
+ * past the device's queue owes no more than doublings that each paid
+ * would have won), beyond the noise and over two samples at least: one
+ * sample high on a flat plateau is no gain.  It loses (SMALL) if it read
+ * less than the base (iopa_ctl_br_lost()); FLAT if it clearly does not
+ * pay and does not lose: walk on.  Within the noise, measure again, up
+ * to history samples; then FLAT: a tie goes to fewer jobs (with the
+ * point estimate deciding, a noisy flat device's walk ended high in one
+ * start-up of 15).
+ */
+static enum iopa_ctl_br_verdict
+iopa_ctl_br_walk_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p)
+{
+	u32 r = iopa_ctl_ratio(iopa_ctl_br_mean(c), c->br_ref);
+	s64 band = iopa_ctl_br_band(c), x;
+	u64 f = 1000, t;
+
+	c->r_permille = r;
+	for (t = c->base; t < c->limit; t *= 2)
+		f = div64_u64(f * p->gain_permille, 1000);
+	x = (s64)r - (s64)f;
+	if (x > band)
+		return c->br_n >= 2 ? IOPA_CTL_BR_BIG : IOPA_CTL_BR_WAIT;
+	if (iopa_ctl_br_lost(c, p))
+		return IOPA_CTL_BR_SMALL;
+	if (x < -band)
+		return IOPA_CTL_BR_FLAT;
 	if (c->br_n < iopa_ctl_history(p))
 		return IOPA_CTL_BR_WAIT;
 	return IOPA_CTL_BR_FLAT;
@@ -1591,6 +1668,7 @@ static void iopa_ctl_br_double(struct iopa_ctl *c,
 	 */
 	if (c->br_start < IOPA_CTL_BR_INIT_LIMIT && !p->init_limit &&
 	    c->br_streak == 1 && !c->br_restarted &&
+	    c->br_walk == IOPA_CTL_BR_WALK_NONE &&
 	    c->base < IOPA_CTL_BR_INIT_LIMIT &&
 	    c->r_permille >= IOPA_CTL_BR_LEAP_PERMILLE)
 		t = iopa_ctl_clamp(c, 4 * (u64)c->base);
@@ -1648,12 +1726,104 @@ static bool iopa_ctl_br_same_jobs(const struct iopa_ctl *c,
 	return bytes * 4 >= known && bytes <= 4 * known;
 }
 
+/*
+ * FAST: the doubling (or leap, or walk) at the limit paid: it is the
+ * base, its measurement the reference; double on (iopa_ctl_br_double()).
+ */
+static void iopa_ctl_br_fast_won(struct iopa_ctl *c,
+				 const struct iopa_ctl_params *p,
+				 const struct iopa_ctl_sample *s, bool unq)
+{
+	c->base = c->limit;
+	if (c->br_streak < 255)
+		c->br_streak++;
+	iopa_ctl_br_set_ref(c);
+	iopa_ctl_br_double(c, p, s, unq);
+}
+
+/*
+ * FAST ends: the doubling from @from (or the walk past it) did not pay
+ * (@v: SMALL if it lost, or FLAT), so the knee is near @from.  Back to it
+ * and bracket it, a quarter of it up and down first (half if no doubling
+ * paid); first down if the limit lost throughput outright (a device that
+ * thrashes).
+ */
+static void iopa_ctl_br_fast_end(struct iopa_ctl *c,
+				 const struct iopa_ctl_params *p,
+				 enum iopa_ctl_br_verdict v, u32 from)
+{
+	bool wide = !c->br_streak;
+
+	c->mode = IOPA_CTL_MODE_NORMAL;
+	/*
+	 * A doubling that lost counts as the probe up, unless it lost
+	 * outright; one the noise could not judge does not, and may be
+	 * tried again as a probe against the base measured afresh (from
+	 * one job, the only probe there is).  Down first either way.
+	 */
+	if (v == IOPA_CTL_BR_SMALL) {
+		iopa_ctl_br_search(c, wide ? from / 2 : from / 4,
+				   c->r_permille < p->decrease_permille ?
+				   -1 : 1);
+		c->tried = c->dir > 0 ? IOPA_CTL_UP : 0;
+		c->from = c->limit;
+	} else {
+		iopa_ctl_br_search(c, wide ? from / 2 : from / 4, -1);
+	}
+	c->br_wide = wide;
+	iopa_ctl_br_move(c, from);
+}
+
+/*
+ * FAST: the doubling at the limit (or a walk's trial past it) held the
+ * base's throughput within the noise without paying for its jobs: a
+ * plateau, and its far end may rise yet.  A disk that serves its tags in
+ * order gains from more jobs only once they overflow its tags and the
+ * elevator sorts them: the HDD model with 10 to 42 tags reads 10 KB
+ * files at 2 to 32 jobs within 2% of each other, and 12-33% more at 64
+ * (guest, bench matrix).  No doubling on the plateau pays, so the
+ * start-up stopped on it.  Walk on to twice the limit, judged against
+ * the base (iopa_ctl_br_walk_judge()), while the trials neither pay nor
+ * lose, up to IOPA_CTL_BR_WALK_MAX times the base, the bounds, demand
+ * (iopa_ctl_br_unfilled()) or saturated CPUs.  On a flat plateau the
+ * walk costs no throughput; the first trial that reads less than the base
+ * ends it.  Not after a leap of this start-up failed: it looked past the
+ * plateau already, and the walk would try its limit again against a
+ * lower bar.
+ *
+ * Return: true if the walk goes on (the limit moved up).
+ */
+static bool iopa_ctl_br_walk_on(struct iopa_ctl *c,
+				const struct iopa_ctl_params *p,
+				const struct iopa_ctl_sample *s)
+{
+	u32 t = iopa_ctl_clamp(c, 2 * (u64)c->limit);
+
+	if (c->br_walk == IOPA_CTL_BR_WALK_DONE || c->br_restarted ||
+	    c->br_leap == IOPA_CTL_BR_LEAP_DONE || s->cpu_saturated ||
+	    t <= c->limit || t > IOPA_CTL_BR_WALK_MAX * (u64)c->base ||
+	    iopa_ctl_br_lost(c, p))
+		return false;
+	/*
+	 * The walk's reference is the plateau's level: the mean of the
+	 * base's measurement and the doubling's, equally weighted (the
+	 * variance of the mean of two).
+	 */
+	if (c->br_walk == IOPA_CTL_BR_WALK_NONE) {
+		c->br_ref = (c->br_ref + iopa_ctl_br_mean(c)) / 2;
+		c->br_ref_var = (c->br_ref_var + iopa_ctl_br_mvar(c)) / 4;
+	}
+	iopa_ctl_br_move(c, t);
+	c->br_walk = IOPA_CTL_BR_WALK_ON;
+	return true;
+}
+
 static void iopa_ctl_br_fast(struct iopa_ctl *c,
 			     const struct iopa_ctl_params *p,
 			     const struct iopa_ctl_sample *s)
 {
 	enum iopa_ctl_br_verdict v;
-	bool lean_big, wide, unq;
+	bool lean_big, unq;
 	u32 from = c->base;
 
 	if (c->limit == c->base) {
@@ -1684,7 +1854,17 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		iopa_ctl_br_double(c, p, s, false);
 		return;
 	}
-	v = iopa_ctl_br_judge(c, p, false, &lean_big);
+	if (c->br_walk == IOPA_CTL_BR_WALK_ON) {
+		v = iopa_ctl_br_walk_judge(c, p);
+		if (v == IOPA_CTL_BR_WAIT)
+			return;
+		if (v == IOPA_CTL_BR_BIG)
+			iopa_ctl_br_fast_won(c, p, s, false);
+		else if (v == IOPA_CTL_BR_SMALL || !iopa_ctl_br_walk_on(c, p, s))
+			iopa_ctl_br_fast_end(c, p, v, from);
+		return;
+	}
+	v = iopa_ctl_br_judge(c, p, &lean_big);
 	if (v == IOPA_CTL_BR_WAIT)
 		return;
 	unq = iopa_ctl_br_unqueued(c, from);
@@ -1701,11 +1881,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		return;
 	}
 	if (v == IOPA_CTL_BR_BIG || (v == IOPA_CTL_BR_FLAT && lean_big)) {
-		c->base = c->limit;
-		if (c->br_streak < 255)
-			c->br_streak++;
-		iopa_ctl_br_set_ref(c);
-		iopa_ctl_br_double(c, p, s, unq);
+		iopa_ctl_br_fast_won(c, p, s, unq);
 		return;
 	}
 	/*
@@ -1717,30 +1893,9 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
 		return;
 	}
-	/*
-	 * The doubling did not pay: the knee is near the base.  Back to it
-	 * and bracket it, a quarter of it up and down first; first down if
-	 * the doubling lost throughput outright (a device that thrashes).
-	 */
-	c->mode = IOPA_CTL_MODE_NORMAL;
-	wide = !c->br_streak;
-	/*
-	 * A doubling that lost counts as the probe up, unless it lost
-	 * outright; one the noise could not judge does not, and may be
-	 * tried again as a probe against the base measured afresh (from
-	 * one job, the only probe there is).  Down first either way.
-	 */
-	if (v == IOPA_CTL_BR_SMALL) {
-		iopa_ctl_br_search(c, wide ? from / 2 : from / 4,
-				   c->r_permille < p->decrease_permille ?
-				   -1 : 1);
-		c->tried = c->dir > 0 ? IOPA_CTL_UP : 0;
-		c->from = c->limit;
-	} else {
-		iopa_ctl_br_search(c, wide ? from / 2 : from / 4, -1);
-	}
-	c->br_wide = wide;
-	iopa_ctl_br_move(c, from);
+	/* The doubling did not pay: walk the plateau, or end here. */
+	if (!iopa_ctl_br_walk_on(c, p, s))
+		iopa_ctl_br_fast_end(c, p, v, from);
 }
 
 static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t);
@@ -1753,7 +1908,7 @@ static void iopa_ctl_br_probe(struct iopa_ctl *c,
 	bool up = c->limit > c->base, lean_big, flat;
 	u32 m;
 
-	v = iopa_ctl_br_judge(c, p, false, &lean_big);
+	v = iopa_ctl_br_judge(c, p, &lean_big);
 	if (v == IOPA_CTL_BR_WAIT)
 		return;
 	/*
@@ -1843,6 +1998,7 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 	c->br_restarted = 1;
 	c->br_floor = 0;
 	c->br_leap = IOPA_CTL_BR_LEAP_NONE;
+	c->br_walk = IOPA_CTL_BR_WALK_NONE;
 	c->reprobes = 0;
 	/* The knee searched for now is another load's: so are its jobs. */
 	c->job_bytes = 0;
@@ -2152,11 +2308,21 @@ static void iopa_ctl_resume(struct iopa_ctl *c)
  * without demand below the base) probed up again every other cycle: the
  * demo's 32 workers at limit 32 alternated 32 and 36 to the end.  After
  * a leap (4x), the doubling it skipped first, in FAST as any doubling.
+ * A walk's trial (iopa_ctl_br_walk_on()) ends the walk: the base is
+ * bracketed as after a doubling that did not pay.
  */
-static void iopa_ctl_br_unfilled(struct iopa_ctl *c)
+static void iopa_ctl_br_unfilled(struct iopa_ctl *c,
+				 const struct iopa_ctl_params *p)
 {
 	u32 from = c->base;
 
+	if (c->br_walk == IOPA_CTL_BR_WALK_ON) {
+		u32 t = c->limit;
+
+		iopa_ctl_br_fast_end(c, p, IOPA_CTL_BR_FLAT, from);
+		c->rejected = t;
+		return;
+	}
 	if (c->mode == IOPA_CTL_MODE_FAST && c->limit > 2 * (u64)from) {
 		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
 		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
@@ -2857,7 +3023,7 @@ bool iopa_ctl_update(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 		} else if (c->policy == IOPA_CTL_POLICY_BRACKET &&
 			   c->limit > c->base && s->completions) {
 			/* Jobs ran, but none waited: nobody to fill it. */
-			iopa_ctl_br_unfilled(c);
+			iopa_ctl_br_unfilled(c, p);
 		} else if (iopa_ctl_probes(c) && c->limit != c->base) {
 			/* A trial cannot be judged without demand: drop it. */
 			c->limit = c->base;

@@ -325,6 +325,9 @@ struct iopa_ctl_sample {
  * @br_leap: bracket: FAST's leaps for jobs the device did not queue
  *	(iopa_ctl_br_unqueued()): IOPA_CTL_BR_LEAP_* (the move under way is
  *	none, is one; one failed in this start-up, no more)
+ * @br_walk: bracket: the trial under way walks FAST's plateau: a limit
+ *	past a doubling that neither paid nor lost, judged against the base
+ *	(iopa_ctl_br_walk_on())
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -384,6 +387,7 @@ struct iopa_ctl {
 	u32 br_prev_at;
 	u8 br_gen;
 	u8 br_leap;
+	u8 br_walk;
 	u32 br_done;
 	u64 br_svc;
 	u64 br_ref_svc;

@@ -609,17 +609,30 @@ static u64 dev_knee40(u32 n)
 }
 
 /* Feed @dev until the controller is STEADY; the cycles it took, or -1. */
-static int until_steady(struct iopa_ctl *c, const struct iopa_ctl_params *p,
-			u64 (*dev)(u32), int most)
+/*
+ * Feed @dev until STEADY, at most @most cycles; the highest limit seen
+ * in *@top if @top.  Return: the cycles fed, -1 if never STEADY.
+ */
+static int until_steady_top(struct iopa_ctl *c,
+			    const struct iopa_ctl_params *p,
+			    u64 (*dev)(u32), int most, u32 *top)
 {
 	int i;
 
 	for (i = 0; i < most; i++) {
+		if (top && iopa_ctl_limit(c) > *top)
+			*top = iopa_ctl_limit(c);
 		if (iopa_ctl_mode(c) == IOPA_CTL_MODE_STEADY)
 			return i;
 		feed(c, p, dev(iopa_ctl_limit(c)), false, true);
 	}
 	return -1;
+}
+
+static int until_steady(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+			u64 (*dev)(u32), int most)
+{
+	return until_steady_top(c, p, dev, most, NULL);
 }
 
 TEST(bracket_is_named_and_starts_at_8)
@@ -779,6 +792,8 @@ TEST(bracket_leaps_stay_ended_across_a_cached_cycle)
 
 	iopa_ctl_params_default(&p, 2);
 	p.init_limit = 4;
+	/* no walk past the flat top (iopa_ctl_br_walk_on()): leaps alone */
+	p.max_limit = 32;
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	feed_level(&c, &p, dev_knee16);
 	feed_level(&c, &p, dev_knee16);
@@ -869,6 +884,8 @@ TEST(bracket_transient_after_a_move_down_keeps_the_min_cycle)
 	int i;
 
 	iopa_ctl_params_default(&p, 2);
+	/* no walk past the flat top: the doubling's undoing is the move */
+	p.max_limit = 16;
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
 	feed_level(&c, &p, dev_knee3);
 	ASSERT_EQ(16, iopa_ctl_limit(&c));
@@ -973,6 +990,241 @@ static u64 dev_disk1m(u32 n)
 static u64 dev_disk10k(u32 n)
 {
 	return n <= 1 ? 1280 : n == 2 ? 1690 : 1720;
+}
+
+/*
+ * The HDD model with 23 tags reading 10 KB files (guest, bench matrix):
+ * one job 1310, 2 to 16 within 1% of 1720, 32 2050, 64 2350 (past the
+ * tags the elevator sorts the jobs).
+ */
+static u64 dev_plateau_rise(u32 n)
+{
+	return n <= 1 ? 1310 : n < 32 ? 1720 : n < 64 ? 2050 : 2350;
+}
+
+/*
+ * No doubling on the plateau pays, so the start-up used to end on it
+ * (the matrix read 74-77% of limit 64 there).  FAST walks on past the
+ * flat doubling, judging each trial against the base, and takes the far
+ * end where it pays for its doublings; then doubles on from there.
+ */
+TEST(bracket_walks_a_plateau_to_its_far_rise)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	i = until_steady_top(&c, &p, dev_plateau_rise, 80, &most);
+	TH_LOG("steady at %u after %d cycles", iopa_ctl_limit(&c), i);
+	ASSERT_LT(0, i);
+	EXPECT_GE(iopa_ctl_limit(&c), 56);
+	EXPECT_LE(iopa_ctl_limit(&c), 80);
+	/* one walk a start-up: the flat doubling past 64 ends it */
+	EXPECT_EQ(128, most);
+}
+
+/*
+ * A walk's trial is taken on two samples at least: one high sample (a
+ * quarter above a flat plateau) followed by two level ones is no gain.
+ */
+TEST(bracket_walk_takes_no_single_sample)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 20 && iopa_ctl_limit(&c) != 32; i++)
+		feed(&c, &p, dev_knee3(iopa_ctl_limit(&c)), false, true);
+	ASSERT_EQ(32, iopa_ctl_limit(&c));
+	ASSERT_EQ(8, c.base);
+	/* the transient, then one high sample and two level ones */
+	feed(&c, &p, 1, false, true);
+	feed(&c, &p, dev_knee3(32) * 5 / 4, false, true);
+	EXPECT_EQ(32, iopa_ctl_limit(&c));
+	feed(&c, &p, dev_knee3(32), false, true);
+	feed(&c, &p, dev_knee3(32), false, true);
+	EXPECT_EQ(8, c.base);
+	EXPECT_EQ(64, iopa_ctl_limit(&c));
+}
+
+/* The same at one cycle of history: a walk's gain needs a second sample. */
+TEST(bracket_walk_pays_at_one_cycle_of_history)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+
+	iopa_ctl_params_default(&p, 2);
+	p.history = 1;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady(&c, &p, dev_plateau_rise, 80));
+	EXPECT_GE(iopa_ctl_limit(&c), 56);
+}
+
+/*
+ * A walk goes no further than IOPA_CTL_BR_WALK_MAX (32) times its base,
+ * whatever max_limit allows: a flat top past 3 jobs, from 8, walks to
+ * 256, not to 4096.
+ */
+TEST(bracket_walk_stops_at_32x_the_base)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+
+	iopa_ctl_params_default(&p, 2);
+	p.max_limit = 4096;
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady_top(&c, &p, dev_knee3, 60, &most));
+	EXPECT_EQ(256, most);
+}
+
+/*
+ * No walk after a leap of the start-up failed: the leap looked past the
+ * plateau already (16 to 64 on a hard knee of 16, then the doubling it
+ * skipped, 32, flat), and a walk would try 64 again against a lower bar.
+ */
+TEST(bracket_no_walk_after_a_failed_leap)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	ASSERT_LT(0, until_steady_top(&c, &p, dev_knee16, 60, &most));
+	EXPECT_EQ(64, most);
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+}
+
+/* Flat from 1 to 3, 80% more from 4 on. */
+static u64 dev_rise_at4(u32 n)
+{
+	return n < 4 ? 1000 : 1800;
+}
+
+/*
+ * A walk that pays is no first doubling: from a rotational start of 1,
+ * 2 flat and a walk to 4 that paid 1.8x, the next step is a doubling to
+ * 8, not the rotational start's leap of 4x (iopa_ctl_br_double()).
+ */
+TEST(bracket_walk_win_is_no_rotational_leap)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 20 && c.base < 4; i++)
+		feed(&c, &p, dev_rise_at4(iopa_ctl_limit(&c)), false, true);
+	ASSERT_EQ(4, c.base);
+	EXPECT_EQ(8, iopa_ctl_limit(&c));
+}
+
+/* Flat from 8 to 32, half of it from 64 on (a device that thrashes). */
+static u64 dev_plateau_drop(u32 n)
+{
+	return n < 8 ? 1000ULL * n : n < 64 ? 8000 : 4000;
+}
+
+/*
+ * A walk's trial that reads less than the base ends the walk: back to
+ * the base and bracket it, never above that trial.
+ */
+TEST(bracket_walk_ends_where_the_plateau_loses)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 60 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
+	     i++) {
+		u32 n = iopa_ctl_limit(&c);
+
+		if (n > most)
+			most = n;
+		feed(&c, &p, dev_plateau_drop(n), false, true);
+		/* the trial that lost is not probed again in this search */
+		if (n == 64 && iopa_ctl_limit(&c) != 64)
+			EXPECT_EQ(64, c.from);
+	}
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_EQ(64, most);
+	EXPECT_GE(iopa_ctl_limit(&c), 8);
+	EXPECT_LE(iopa_ctl_limit(&c), 18);
+}
+
+/*
+ * A walk's trial the submitter cannot fill (32 workers) ends the walk
+ * there; the start-up walks no more.
+ */
+TEST(bracket_walk_ends_without_demand)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 60 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
+	     i++) {
+		u32 n = iopa_ctl_limit(&c);
+
+		if (n > most)
+			most = n;
+		feed(&c, &p, dev_knee3(n < 32 ? n : 32), false, n <= 32);
+		/* back to the base at once, that trial not tried again */
+		if (n == 64) {
+			EXPECT_EQ(8, iopa_ctl_limit(&c));
+			EXPECT_EQ(64, c.rejected);
+		}
+	}
+	EXPECT_EQ(64, most);
+	EXPECT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
+	EXPECT_LE(iopa_ctl_limit(&c), 10);
+}
+
+/*
+ * No walk where the doubling lost outright (a disk whose best is one
+ * job: 1 MB files, 35% less at two), nor where the CPUs are what the
+ * jobs wait on.
+ */
+TEST(bracket_no_walk_when_the_doubling_lost_or_the_cpus_saturate)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	feed_level(&c, &p, dev_disk1m);
+	ASSERT_EQ(2, iopa_ctl_limit(&c));
+	feed_level(&c, &p, dev_disk1m);
+	EXPECT_EQ(1, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_NORMAL, iopa_ctl_mode(&c));
+
+	/* flat from 8 on the CPUs, which saturate, with block I/O */
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 12; i++) {
+		struct iopa_ctl_sample s = fed(8000,
+					       iopa_ctl_next_cycle_ms(&c, &p));
+
+		s.cpu_saturated = true;
+		iopa_ctl_update(&c, &p, &s, NULL);
+		EXPECT_GE(16, iopa_ctl_limit(&c));
+	}
 }
 
 /*
@@ -1095,8 +1347,11 @@ TEST(bracket_starts_at_a_known_knee)
 	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 16, 0));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
-	/* the knee checked, it stays (a hard knee at 16) */
-	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 40));
+	/*
+	 * the knee checked, it stays (a hard knee at 16), after a walk
+	 * over the flat top to 256 (iopa_ctl_br_walk_on())
+	 */
+	ASSERT_LT(0, until_steady(&c, &p, dev_knee16, 60));
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
 	/* at the start limit: nothing to skip */
 	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
@@ -1499,7 +1754,11 @@ TEST(known_knee_short_runs_on_the_models)
 	warm = sim_pct(SIM_G_SSD_1M, 16, 0, 5000, _metadata);
 	TH_LOG("ssd-1m 5 s: cold %.1f%%, knee 16 %.1f%%", cold, warm);
 	EXPECT_GE(warm, 93);
-	EXPECT_GE(warm, cold + 8);
+	/*
+	 * No worse than cold, which gained 11 points when the start-up
+	 * walked its plateau (iopa_ctl_br_walk_on(): 85.6% before).
+	 */
+	EXPECT_GE(warm, cold - 2);
 	warm = sim_pct(SIM_G_SSD_100K, 16, 0, 5000, _metadata);
 	EXPECT_GE(warm, 98);
 	/* a virtio disk saying "rotational": better than its start at 1 */
@@ -1507,7 +1766,7 @@ TEST(known_knee_short_runs_on_the_models)
 	warm = sim_pct(SIM_G_SSD_1M, 16, 1, 5000, _metadata);
 	TH_LOG("rotational ssd-1m 5 s: cold %.1f%%, knee 16 %.1f%%", cold,
 	       warm);
-	EXPECT_GE(warm, cold + 8);
+	EXPECT_GE(warm, cold + 3);
 	/*
 	 * A knee too low (learned in noise): about as good as cold on
 	 * 100 KB files (on 1 MB files the one-job probe costs 7 points:
