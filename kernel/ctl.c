@@ -1727,6 +1727,17 @@ static bool iopa_ctl_br_same_jobs(const struct iopa_ctl *c,
 }
 
 /*
+ * FAST: a leap from @from went wrong (it paid but queued, did not pay, or
+ * was not filled): the doubling it skipped next, judged against the same
+ * base as any doubling; the start-up leaps no more.
+ */
+static void iopa_ctl_br_skipped(struct iopa_ctl *c, u32 from)
+{
+	c->br_leap = IOPA_CTL_BR_LEAP_DONE;
+	iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+}
+
+/*
  * FAST: the doubling (or leap, or walk) at the limit paid: it is the
  * base, its measurement the reference; double on (iopa_ctl_br_double()).
  */
@@ -1876,8 +1887,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	 */
 	if (c->br_leap == IOPA_CTL_BR_LEAP_UNQ && !unq &&
 	    c->limit > 2 * (u64)from) {
-		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
-		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+		iopa_ctl_br_skipped(c, from);
 		return;
 	}
 	if (v == IOPA_CTL_BR_BIG || (v == IOPA_CTL_BR_FLAT && lean_big)) {
@@ -1889,8 +1899,7 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	 * doubling: the doubling it skipped, against the same base.
 	 */
 	if (c->limit > 2 * (u64)from) {
-		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
-		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+		iopa_ctl_br_skipped(c, from);
 		return;
 	}
 	/* The doubling did not pay: walk the plateau, or end here. */
@@ -2324,8 +2333,7 @@ static void iopa_ctl_br_unfilled(struct iopa_ctl *c,
 		return;
 	}
 	if (c->mode == IOPA_CTL_MODE_FAST && c->limit > 2 * (u64)from) {
-		c->br_leap = IOPA_CTL_BR_LEAP_DONE;
-		iopa_ctl_br_move(c, iopa_ctl_clamp(c, 2 * (u64)from));
+		iopa_ctl_br_skipped(c, from);
 		return;
 	}
 	if (c->mode == IOPA_CTL_MODE_FAST)
