@@ -1798,9 +1798,19 @@ static void iopa_ctl_br_fast_end(struct iopa_ctl *c,
  * lose, up to IOPA_CTL_BR_WALK_MAX times the base, the bounds, demand
  * (iopa_ctl_br_unfilled()) or saturated CPUs.  On a flat plateau the
  * walk costs no throughput; the first trial that reads less than the base
- * ends it.  Not after a leap of this start-up failed: it looked past the
- * plateau already, and the walk would try its limit again against a
- * lower bar.
+ * ends it.
+ *
+ * Not after a leap for jobs the device did not queue failed: a device
+ * that queued none of its jobs up to the base has parallel paths, the
+ * leap looked past the plateau already, and the walk would try its limit
+ * again against a lower bar.  A rotational start's leap (from 2, on a
+ * 2-job measurement) that neither paid nor lost stood on the plateau:
+ * the walk goes on past it (br_leapt), not to it again.  Not after the
+ * start-up's first doubling lost outright (a disk whose best is one job:
+ * 1 MB files, 35% less at two); after a doubling that paid, a loss
+ * is more likely a sample cut by a stall (the HDD model's 100 ms cycles
+ * of 10 KB files read 25% apart), and the walk's first trial, judged
+ * against the plateau's level, ends it if the loss was real.
  *
  * Return: true if the walk goes on (the limit moved up).
  */
@@ -1808,19 +1818,23 @@ static bool iopa_ctl_br_walk_on(struct iopa_ctl *c,
 				const struct iopa_ctl_params *p,
 				const struct iopa_ctl_sample *s)
 {
-	u32 t = iopa_ctl_clamp(c, 2 * (u64)c->limit);
+	u32 t = iopa_ctl_clamp(c, 2 * (u64)(c->br_leapt > c->limit ?
+					   c->br_leapt : c->limit));
+	bool lost = iopa_ctl_br_lost(c, p);
 
 	if (c->br_walk == IOPA_CTL_BR_WALK_DONE || c->br_restarted ||
-	    c->br_leap == IOPA_CTL_BR_LEAP_DONE || s->cpu_saturated ||
+	    (c->br_leap == IOPA_CTL_BR_LEAP_DONE && !c->br_leapt) ||
+	    s->cpu_saturated ||
 	    t <= c->limit || t > IOPA_CTL_BR_WALK_MAX * (u64)c->base ||
-	    iopa_ctl_br_lost(c, p))
+	    (lost && !c->br_streak))
 		return false;
 	/*
 	 * The walk's reference is the plateau's level: the mean of the
 	 * base's measurement and the doubling's, equally weighted (the
-	 * variance of the mean of two).
+	 * variance of the mean of two); the base's alone if the doubling
+	 * lost, so that a trial that reads as low ends the walk.
 	 */
-	if (c->br_walk == IOPA_CTL_BR_WALK_NONE) {
+	if (c->br_walk == IOPA_CTL_BR_WALK_NONE && !lost) {
 		c->br_ref = (c->br_ref + iopa_ctl_br_mean(c)) / 2;
 		c->br_ref_var = (c->br_ref_var + iopa_ctl_br_mvar(c)) / 4;
 	}
@@ -1896,10 +1910,18 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	}
 	/*
 	 * A leap (iopa_ctl_br_double()) that did not pay 3x the need of a
-	 * doubling: the doubling it skipped, against the same base.
+	 * doubling: the doubling it skipped, against the same base.  A
+	 * leap here is a rotational start's (one for jobs the device did
+	 * not queue that did not pay queued them: above); if it did not
+	 * lose either, it stood on a plateau a walk from that doubling
+	 * would cross: the walk skips it (iopa_ctl_br_walk_on()).
 	 */
 	if (c->limit > 2 * (u64)from) {
+		u32 t = c->limit;
+
 		iopa_ctl_br_skipped(c, from);
+		if (!iopa_ctl_br_lost(c, p))
+			c->br_leapt = t;
 		return;
 	}
 	/* The doubling did not pay: walk the plateau, or end here. */
@@ -2008,6 +2030,7 @@ static void iopa_ctl_br_restart_from(struct iopa_ctl *c, u32 t)
 	c->br_floor = 0;
 	c->br_leap = IOPA_CTL_BR_LEAP_NONE;
 	c->br_walk = IOPA_CTL_BR_WALK_NONE;
+	c->br_leapt = 0;
 	c->reprobes = 0;
 	/* The knee searched for now is another load's: so are its jobs. */
 	c->job_bytes = 0;

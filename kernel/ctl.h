@@ -328,6 +328,8 @@ struct iopa_ctl_sample {
  * @br_walk: bracket: the trial under way walks FAST's plateau: a limit
  *	past a doubling that neither paid nor lost, judged against the base
  *	(iopa_ctl_br_walk_on())
+ * @br_leapt: bracket: the limit of a rotational start's leap that neither
+ *	paid nor lost (0: none); a walk goes on past it
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -388,6 +390,7 @@ struct iopa_ctl {
 	u8 br_gen;
 	u8 br_leap;
 	u8 br_walk;
+	u32 br_leapt;
 	u32 br_done;
 	u64 br_svc;
 	u64 br_ref_svc;

@@ -1085,9 +1085,10 @@ TEST(bracket_walk_stops_at_32x_the_base)
 }
 
 /*
- * No walk after a leap of the start-up failed: the leap looked past the
- * plateau already (16 to 64 on a hard knee of 16, then the doubling it
- * skipped, 32, flat), and a walk would try 64 again against a lower bar.
+ * No walk after a leap for jobs the device did not queue failed: the
+ * leap looked past the plateau already (16 to 64 on a hard knee of 16,
+ * then the doubling it skipped, 32, flat), and a walk would try 64 again
+ * against a lower bar.
  */
 TEST(bracket_no_walk_after_a_failed_leap)
 {
@@ -1100,6 +1101,124 @@ TEST(bracket_no_walk_after_a_failed_leap)
 	ASSERT_LT(0, until_steady_top(&c, &p, dev_knee16, 60, &most));
 	EXPECT_EQ(64, most);
 	EXPECT_EQ(16, iopa_ctl_limit(&c));
+}
+
+/*
+ * A disk that says it is rotational whose two jobs read 1.6x one, flat
+ * from 2 to 31 jobs and 37% more from 32 on (past its tags).
+ */
+static u64 dev_rot_plateau(u32 n)
+{
+	return n <= 1 ? 1000 : n < 32 ? 1600 : 2200;
+}
+
+/*
+ * A rotational start's leap that neither paid nor lost stood on the
+ * plateau: from 1, 2 pays 1.6x and leaps to 8 (flat), back to the
+ * doubling it skipped, 4 (flat); the walk goes on past the leap, to 16,
+ * not to 8 again, and on to the rise at 32.
+ */
+TEST(bracket_walk_goes_past_a_rotational_leap)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 20 && iopa_ctl_limit(&c) <= 2; i++)
+		feed(&c, &p, dev_rot_plateau(iopa_ctl_limit(&c)), false, true);
+	ASSERT_EQ(8, iopa_ctl_limit(&c));
+	for (i = 0; i < 20 && iopa_ctl_limit(&c) == 8; i++)
+		feed(&c, &p, dev_rot_plateau(8), false, true);
+	ASSERT_EQ(4, iopa_ctl_limit(&c));
+	ASSERT_EQ(2, c.base);
+	for (i = 0; i < 20 && iopa_ctl_limit(&c) == 4; i++)
+		feed(&c, &p, dev_rot_plateau(4), false, true);
+	EXPECT_EQ(16, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	ASSERT_LT(0, until_steady_top(&c, &p, dev_rot_plateau, 80, &most));
+	EXPECT_GE(iopa_ctl_limit(&c), 28);
+}
+
+/* Two jobs read 1.6x one, 4 as much as 2, and 8 on 25% less. */
+static u64 dev_rot_thrash8(u32 n)
+{
+	return n <= 1 ? 1000 : n < 8 ? 1600 : 1200;
+}
+
+/*
+ * A rotational start's leap that lost outright was no plateau: from 2,
+ * the leap to 8 lost, 4 (the doubling it skipped) reads flat, and there
+ * is no walk past it: the start-up never goes above 8.
+ */
+TEST(bracket_no_walk_past_a_leap_that_lost)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_LT(0, until_steady_top(&c, &p, dev_rot_thrash8, 80, &most));
+	EXPECT_EQ(8U, most);
+	EXPECT_GE(4, iopa_ctl_limit(&c));
+}
+
+/*
+ * After a doubling that paid, one that read a stall's low sample (15%
+ * under a flat plateau: lost outright) still walks, judged against the
+ * base's level alone; the plateau's rise at 32 is found.  Where the
+ * start-up's first doubling lost, there is no walk (next test).
+ */
+TEST(bracket_walk_after_a_paid_doubling_lost_to_a_stall)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	for (i = 0; i < 20 && iopa_ctl_limit(&c) < 4; i++)
+		feed(&c, &p, dev_plateau_rise(iopa_ctl_limit(&c)), false, true);
+	ASSERT_EQ(4, iopa_ctl_limit(&c));
+	ASSERT_EQ(2, c.base);
+	/* the transient, then the stall's sample */
+	feed(&c, &p, 1, false, true);
+	feed(&c, &p, dev_plateau_rise(4) * 85 / 100, false, true);
+	EXPECT_EQ(8, iopa_ctl_limit(&c));
+	EXPECT_EQ(IOPA_CTL_MODE_FAST, iopa_ctl_mode(&c));
+	ASSERT_LT(0, until_steady_top(&c, &p, dev_plateau_rise, 80, &most));
+	EXPECT_GE(iopa_ctl_limit(&c), 32);
+}
+
+/*
+ * The same stall where the plateau is a loss: 4 and up read 15% under
+ * 2, after 2 paid.  The walk's first trial reads as low against the
+ * base alone and ends it: back to 2, never above 8.
+ */
+static u64 dev_loss_past2(u32 n)
+{
+	return n <= 1 ? 1310 : n == 2 ? 1720 : 1462;
+}
+
+TEST(bracket_walk_ends_on_a_loss_past_a_paid_doubling)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(&c, &p, 1);
+	ASSERT_LT(0, until_steady_top(&c, &p, dev_loss_past2, 80, &most));
+	EXPECT_GE(8U, most);
+	EXPECT_EQ(2, iopa_ctl_limit(&c));
 }
 
 /* Flat from 1 to 3, 80% more from 4 on. */
