@@ -1810,7 +1810,8 @@ static void iopa_ctl_br_fast_end(struct iopa_ctl *c,
  * 1 MB files, 35% less at two); after a doubling that paid, a loss
  * is more likely a sample cut by a stall (the HDD model's 100 ms cycles
  * of 10 KB files read 25% apart), and the walk's first trial, judged
- * against the plateau's level, ends it if the loss was real.
+ * against the base's level alone, ends it if the loss was real.  A walk
+ * past a leap whose limit the bounds cut to the trial's is none.
  *
  * Return: true if the walk goes on (the limit moved up).
  */
@@ -1818,14 +1819,15 @@ static bool iopa_ctl_br_walk_on(struct iopa_ctl *c,
 				const struct iopa_ctl_params *p,
 				const struct iopa_ctl_sample *s)
 {
-	u32 t = iopa_ctl_clamp(c, 2 * (u64)(c->br_leapt > c->limit ?
-					   c->br_leapt : c->limit));
+	/* the highest limit of this start-up that read the plateau */
+	u32 top = c->br_leapt > c->limit ? c->br_leapt : c->limit;
+	u32 t = iopa_ctl_clamp(c, 2 * (u64)top);
 	bool lost = iopa_ctl_br_lost(c, p);
 
 	if (c->br_walk == IOPA_CTL_BR_WALK_DONE || c->br_restarted ||
 	    (c->br_leap == IOPA_CTL_BR_LEAP_DONE && !c->br_leapt) ||
 	    s->cpu_saturated ||
-	    t <= c->limit || t > IOPA_CTL_BR_WALK_MAX * (u64)c->base ||
+	    t <= top || t > IOPA_CTL_BR_WALK_MAX * (u64)c->base ||
 	    (lost && !c->br_streak))
 		return false;
 	/*
@@ -1911,16 +1913,21 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 	/*
 	 * A leap (iopa_ctl_br_double()) that did not pay 3x the need of a
 	 * doubling: the doubling it skipped, against the same base.  A
-	 * leap here is a rotational start's (one for jobs the device did
-	 * not queue that did not pay queued them: above); if it did not
-	 * lose either, it stood on a plateau a walk from that doubling
-	 * would cross: the walk skips it (iopa_ctl_br_walk_on()).
+	 * rotational start's leap (after the doubling from one paid: not
+	 * the jump of cache hits, nor a leap for jobs the device did not
+	 * queue) that did not lose either stood on a plateau a walk from
+	 * that doubling would cross: the walk skips it
+	 * (iopa_ctl_br_walk_on()).
 	 */
 	if (c->limit > 2 * (u64)from) {
 		u32 t = c->limit;
+		/* judged on the leap's measurement, before the move clears it */
+		bool plateau = c->br_streak &&
+			       c->br_leap != IOPA_CTL_BR_LEAP_UNQ &&
+			       !iopa_ctl_br_lost(c, p);
 
 		iopa_ctl_br_skipped(c, from);
-		if (!iopa_ctl_br_lost(c, p))
+		if (plateau)
 			c->br_leapt = t;
 		return;
 	}

@@ -328,8 +328,8 @@ struct iopa_ctl_sample {
  * @br_walk: bracket: the trial under way walks FAST's plateau: a limit
  *	past a doubling that neither paid nor lost, judged against the base
  *	(iopa_ctl_br_walk_on())
- * @br_leapt: bracket: the limit of a rotational start's leap that neither
- *	paid nor lost (0: none); a walk goes on past it
+ * @br_leapt: bracket: the limit of a rotational start's leap (from 2)
+ *	that neither paid nor lost (0: none); a walk goes on past it
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
