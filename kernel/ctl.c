@@ -1452,10 +1452,14 @@ static bool iopa_ctl_br_lost(const struct iopa_ctl *c,
  * pay and does not lose: walk on.  Within the noise, measure again, up
  * to history samples; then FLAT: a tie goes to fewer jobs (with the
  * point estimate deciding, a noisy flat device's walk ended high in one
- * start-up of 15).
+ * start-up of 15).  *@lean tells whether such a tie leans past the
+ * trial's need and reads more than the base beyond the noise, over two
+ * samples at least: the walk's last trial is then taken
+ * (iopa_ctl_br_fast()).
  */
 static enum iopa_ctl_br_verdict
-iopa_ctl_br_walk_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p)
+iopa_ctl_br_walk_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
+		       bool *lean)
 {
 	u32 r = iopa_ctl_ratio(iopa_ctl_br_mean(c), c->br_ref);
 	s64 band = iopa_ctl_br_band(c), x;
@@ -1465,6 +1469,7 @@ iopa_ctl_br_walk_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p)
 	for (t = c->base; t < c->limit; t *= 2)
 		f = div64_u64(f * p->gain_permille, 1000);
 	x = (s64)r - (s64)f;
+	*lean = x > 0 && (s64)r - 1000 > band && c->br_n >= 2;
 	if (x > band)
 		return c->br_n >= 2 ? IOPA_CTL_BR_BIG : IOPA_CTL_BR_WAIT;
 	if (iopa_ctl_br_lost(c, p))
@@ -1882,12 +1887,27 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		return;
 	}
 	if (c->br_walk == IOPA_CTL_BR_WALK_ON) {
-		v = iopa_ctl_br_walk_judge(c, p);
+		v = iopa_ctl_br_walk_judge(c, p, &lean_big);
 		if (v == IOPA_CTL_BR_WAIT)
 			return;
 		if (v == IOPA_CTL_BR_BIG)
 			iopa_ctl_br_fast_won(c, p, s, false);
-		else if (v == IOPA_CTL_BR_SMALL || !iopa_ctl_br_walk_on(c, p, s))
+		else if (v == IOPA_CTL_BR_SMALL)
+			iopa_ctl_br_fast_end(c, p, v, from);
+		else if (iopa_ctl_br_walk_on(c, p, s))
+			return;
+		/*
+		 * The walk's last trial (32x the base, the bounds) tied
+		 * with its need but clearly beat the base: the plateau's
+		 * far end, whose gain its five doublings' need hides in
+		 * the noise (the HDD model with 42 tags: 40% more at 64
+		 * than at 2, where five doublings owe 27.6%).  Take it
+		 * rather than the base; on a flat device it rarely beats
+		 * the base beyond the noise.
+		 */
+		else if (lean_big)
+			iopa_ctl_br_fast_won(c, p, s, false);
+		else
 			iopa_ctl_br_fast_end(c, p, v, from);
 		return;
 	}
