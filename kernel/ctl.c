@@ -1453,9 +1453,9 @@ static bool iopa_ctl_br_lost(const struct iopa_ctl *c,
  * to history samples; then FLAT: a tie goes to fewer jobs (with the
  * point estimate deciding, a noisy flat device's walk ended high in one
  * start-up of 15).  *@lean tells whether such a tie leans past the
- * trial's need and reads more than the base beyond the noise, over two
- * samples at least: the walk's last trial is then taken
- * (iopa_ctl_br_fast()).
+ * trial's need and reads more than the reference (the plateau's level)
+ * beyond the noise, over two samples at least: the walk's last trial is
+ * then taken (iopa_ctl_br_fast()).
  */
 static enum iopa_ctl_br_verdict
 iopa_ctl_br_walk_judge(struct iopa_ctl *c, const struct iopa_ctl_params *p,
@@ -1903,9 +1903,11 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		 * the noise (the HDD model with 42 tags: 40% more at 64
 		 * than at 2, where five doublings owe 27.6%).  Take it
 		 * rather than the base; on a flat device it rarely beats
-		 * the base beyond the noise.
+		 * the base beyond the noise.  Not a trial the walk stopped
+		 * at because the CPUs saturate: no last trial, and what
+		 * its jobs wait on is no device's far end.
 		 */
-		else if (lean_big)
+		else if (lean_big && !s->cpu_saturated)
 			iopa_ctl_br_fast_won(c, p, s, false);
 		else
 			iopa_ctl_br_fast_end(c, p, v, from);

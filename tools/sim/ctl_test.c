@@ -1254,8 +1254,8 @@ TEST(bracket_walk_takes_a_last_trial_that_leans_past_its_need)
 
 /*
  * The same lean on samples of 4 jobs each (noise of +-58%): 28% over the
- * base, past the trial's 27.6% need, but not beyond the noise of the
- * base itself.  No gain: back to the base.
+ * base, past the trial's 27.6% need, but not beyond the trial's own
+ * noise.  No gain: back to the base.
  */
 TEST(bracket_walk_lean_is_beyond_the_noise)
 {
@@ -1282,6 +1282,41 @@ TEST(bracket_walk_lean_is_beyond_the_noise)
 		iopa_ctl_update(&c, &p, &s, NULL);
 	}
 	EXPECT_GE(4, iopa_ctl_limit(&c));
+}
+
+/* 8000 at 8 and 16 jobs, 8900 from 32 on, where the CPUs saturate. */
+static u64 dev_sat_rise32(u32 n)
+{
+	return n < 32 ? 8000 : 8900;
+}
+
+/*
+ * A walk's trial that leans but at which the CPUs saturate is no last
+ * trial: the walk stops there (iopa_ctl_br_walk_on()), and the start-up
+ * goes back to the base, not on from the trial.
+ */
+TEST(bracket_walk_lean_not_on_saturated_cpus)
+{
+	struct iopa_ctl_params p;
+	struct iopa_ctl c;
+	u32 most = 0;
+	int i;
+
+	iopa_ctl_params_default(&p, 2);
+	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
+	for (i = 0; i < 80 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
+	     i++) {
+		u32 n = iopa_ctl_limit(&c);
+		struct iopa_ctl_sample s = fed(dev_sat_rise32(n),
+					       iopa_ctl_next_cycle_ms(&c, &p));
+
+		if (n > most)
+			most = n;
+		s.cpu_saturated = n >= 32;
+		iopa_ctl_update(&c, &p, &s, NULL);
+	}
+	EXPECT_EQ(32U, most);
+	EXPECT_GE(8, iopa_ctl_limit(&c));
 }
 
 /*
