@@ -1900,8 +1900,8 @@ static void iopa_ctl_br_fast(struct iopa_ctl *c,
 		 * The walk's last trial (32x the base, the bounds) tied
 		 * with its need but clearly beat the base: the plateau's
 		 * far end, whose gain its five doublings' need hides in
-		 * the noise (the HDD model with 42 tags: 40% more at 64
-		 * than at 2, where five doublings owe 27.6%).  Take it
+		 * the noise (the HDD model with 42 tags: 33-39% more at
+		 * 64 than at 2, where five doublings owe 27.6%).  Take it
 		 * rather than the base; on a flat device it rarely beats
 		 * the base beyond the noise.  Not a trial the walk stopped
 		 * at because the CPUs saturate: no last trial, and what

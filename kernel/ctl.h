@@ -326,8 +326,8 @@ struct iopa_ctl_sample {
  *	(iopa_ctl_br_unqueued()): IOPA_CTL_BR_LEAP_* (the move under way is
  *	none, is one; one failed in this start-up, no more)
  * @br_walk: bracket: the trial under way walks FAST's plateau: a limit
- *	past a doubling that neither paid nor lost, judged against the base
- *	(iopa_ctl_br_walk_on())
+ *	past a doubling that did not pay, judged against the base
+ *	(iopa_ctl_br_walk_on(): IOPA_CTL_BR_WALK_*)
  * @br_leapt: bracket: the limit of a rotational start's leap (from 2)
  *	that neither paid nor lost (0: none); a walk goes on past it
  */
