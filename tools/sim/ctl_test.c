@@ -629,6 +629,17 @@ static int until_steady_top(struct iopa_ctl *c,
 	return -1;
 }
 
+/*
+ * A bracket controller at the defaults on 2 CPUs, started as on a disk
+ * that says it is rotational (from one job: iopa_ctl_set_start()).
+ */
+static void bracket_from_one(struct iopa_ctl *c, struct iopa_ctl_params *p)
+{
+	iopa_ctl_params_default(p, 2);
+	iopa_ctl_init(c, p, IOPA_CTL_POLICY_BRACKET);
+	iopa_ctl_set_start(c, p, 1);
+}
+
 static int until_steady(struct iopa_ctl *c, const struct iopa_ctl_params *p,
 			u64 (*dev)(u32), int most)
 {
@@ -1125,9 +1136,7 @@ TEST(bracket_walk_goes_past_a_rotational_leap)
 	u32 most = 0;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 20 && iopa_ctl_limit(&c) <= 2; i++)
 		feed(&c, &p, dev_rot_plateau(iopa_ctl_limit(&c)), false, true);
 	ASSERT_EQ(8, iopa_ctl_limit(&c));
@@ -1160,9 +1169,7 @@ TEST(bracket_no_walk_past_a_leap_that_lost)
 	struct iopa_ctl c;
 	u32 most = 0;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	ASSERT_LT(0, until_steady_top(&c, &p, dev_rot_thrash8, 80, &most));
 	EXPECT_EQ(8U, most);
 	EXPECT_GE(4, iopa_ctl_limit(&c));
@@ -1181,9 +1188,7 @@ TEST(bracket_walk_after_a_paid_doubling_lost_to_a_stall)
 	u32 most = 0;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 20 && iopa_ctl_limit(&c) < 4; i++)
 		feed(&c, &p, dev_plateau_rise(iopa_ctl_limit(&c)), false, true);
 	ASSERT_EQ(4, iopa_ctl_limit(&c));
@@ -1213,9 +1218,7 @@ TEST(bracket_walk_ends_on_a_loss_past_a_paid_doubling)
 	struct iopa_ctl c;
 	u32 most = 0;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	ASSERT_LT(0, until_steady_top(&c, &p, dev_loss_past2, 80, &most));
 	/* the walk's one trial, 8, and no further */
 	EXPECT_EQ(8U, most);
@@ -1244,9 +1247,7 @@ TEST(bracket_walk_takes_a_last_trial_that_leans_past_its_need)
 	struct iopa_ctl c;
 	u32 most = 0;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	ASSERT_LT(0, until_steady_top(&c, &p, dev_far_rise, 80, &most));
 	EXPECT_EQ(128U, most);
 	EXPECT_LE(48, iopa_ctl_limit(&c));
@@ -1263,9 +1264,7 @@ TEST(bracket_walk_lean_is_beyond_the_noise)
 	struct iopa_ctl c;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 80 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
 	     i++) {
 		u32 n = iopa_ctl_limit(&c);
@@ -1332,9 +1331,7 @@ TEST(bracket_leap_loss_judged_on_its_own_noise)
 	struct iopa_ctl_sample s;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 20 && iopa_ctl_limit(&c) <= 2; i++)
 		feed(&c, &p, dev_rot_plateau(iopa_ctl_limit(&c)), false, true);
 	ASSERT_EQ(8, iopa_ctl_limit(&c));
@@ -1389,9 +1386,7 @@ TEST(bracket_no_walk_past_the_jump_of_cache_hits)
 	u32 most = 0;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY;
 	     i++) {
 		struct iopa_ctl_sample s = fed(5000,
@@ -1423,9 +1418,7 @@ TEST(bracket_walk_win_is_no_rotational_leap)
 	struct iopa_ctl c;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 20 && c.base < 4; i++)
 		feed(&c, &p, dev_rise_at4(iopa_ctl_limit(&c)), false, true);
 	ASSERT_EQ(4, c.base);
@@ -1510,9 +1503,7 @@ TEST(bracket_no_walk_when_the_doubling_lost_or_the_cpus_saturate)
 	struct iopa_ctl c;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	feed_level(&c, &p, dev_disk1m);
 	ASSERT_EQ(2, iopa_ctl_limit(&c));
 	feed_level(&c, &p, dev_disk1m);
@@ -1602,9 +1593,7 @@ TEST(bracket_rotational_start_leaps_where_two_jobs_scale)
 	struct iopa_ctl c;
 	u32 seen[4] = { 0 }, i, n = 0;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 12 && n < 4; i++) {
 		if (!n || seen[n - 1] != iopa_ctl_limit(&c))
 			seen[n++] = iopa_ctl_limit(&c);
@@ -1699,9 +1688,7 @@ TEST(bracket_known_knee_on_a_rotational_disk_probes_one_job)
 	struct iopa_ctl_params p;
 	struct iopa_ctl c;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	EXPECT_TRUE(iopa_ctl_set_known(&c, &p, 8, 0));
 	EXPECT_EQ(8, iopa_ctl_limit(&c));
 	ASSERT_LT(0, until_steady(&c, &p, dev_disk1m, 60));
@@ -1818,9 +1805,7 @@ TEST(bracket_rotational_start_of_cache_hits_is_the_default)
 	bool one = false;
 	u32 i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	ASSERT_EQ(1U, iopa_ctl_limit(&c));
 	/* the first cycle is the start's transient, the next measures it */
 	for (i = 0; i < 4 && iopa_ctl_limit(&c) == 1; i++)
@@ -1873,9 +1858,7 @@ TEST(bracket_lift_start_for_cache_hits)
 	bool one = false;
 	u32 i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	EXPECT_TRUE(iopa_ctl_lift_start(&c, &p));
 	EXPECT_EQ(8U, iopa_ctl_limit(&c));
 	/* a known knee: there, no probe at one job for 10x larger jobs */
@@ -2184,9 +2167,7 @@ TEST(bracket_first_cycle_is_transient)
 	u32 most = 0;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	/* cold: 60% of the rate at one job; no verdict */
 	EXPECT_FALSE(feed(&c, &p, dev_disk1m(1) * 6 / 10, false, true));
 	EXPECT_EQ(1, iopa_ctl_limit(&c));
@@ -2516,9 +2497,7 @@ TEST(bracket_follows_a_competitor_both_ways)
 	struct iopa_ctl c;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_STEADY; i++)
 		feed_fio(&c, &p, false);
 	ASSERT_EQ(IOPA_CTL_MODE_STEADY, iopa_ctl_mode(&c));
@@ -2551,9 +2530,7 @@ TEST(bracket_level_shift_in_the_search_starts_up_again)
 	struct iopa_ctl c;
 	int i;
 
-	iopa_ctl_params_default(&p, 2);
-	iopa_ctl_init(&c, &p, IOPA_CTL_POLICY_BRACKET);
-	iopa_ctl_set_start(&c, &p, 1);
+	bracket_from_one(&c, &p);
 	/* climb against the competitor, to the first probe of the search */
 	for (i = 0; i < 40 && iopa_ctl_mode(&c) != IOPA_CTL_MODE_PROBE; i++)
 		feed(&c, &p, dev_disk1m_fio(iopa_ctl_limit(&c)), false, true);
