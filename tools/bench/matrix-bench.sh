@@ -19,7 +19,10 @@
 #           held to riops (log-uniform, 100-5000) by cgroup v2 io.max
 # and for each a file size (10k, 100k or 1m, uniform).  The seed is
 # BENCH_MATRIX_SEED, else drawn from /dev/urandom; it is printed, so that
-# a run can be repeated on the same settings.
+# a run can be repeated on the same settings.  BENCH_MATRIX_SETTINGS
+# replaces the draw with given settings, ';' between them, each
+# "class size a b" as the draw prints them ("hdd 100k 7600 10;nullb 1m
+# 600 76;virtio 10k 300 -"): to run one setting again, or several times.
 #
 # Per setting: the module reloaded (no device seen, nothing learnt, its
 # default settings), one run of adapt:default (no SET_LIMIT, no
@@ -42,7 +45,10 @@
 # are written once, at full speed, and reused); 12 settings ~22 min.
 #
 # Raw lines for the log: BENCH-MATRIX-RUN (one per run, the tool's
-# summary) and BENCH-CONF (the module's parameters).
+# summary) and BENCH-CONF (the module's parameters).  With
+# BENCH_MATRIX_TRACE=1, the default run's iopa_cycle and
+# iopa_limit_change trace events too, as BENCH-MATRIX-TRACE lines (how
+# the controller got where it did).
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -112,6 +118,17 @@ awk -v seed="$SEED" -v n="$COUNT" '
 			for (i = c; i < n; i += 3)
 				print line[i]
 	}' >"$tmp/settings" && [ -s "$tmp/settings" ] || fail "no settings drawn"
+if [ -n "${BENCH_MATRIX_SETTINGS:-}" ]; then
+	echo "$BENCH_MATRIX_SETTINGS" | tr ';' '\n' | awk '
+		NF == 0 { next }
+		NF != 4 || $1 !~ /^(nullb|hdd|virtio)$/ || $2 !~ /^(10k|100k|1m)$/ {
+			print "bad setting: " $0 > "/dev/stderr"; exit 1
+		}
+		{ print }' >"$tmp/settings" && [ -s "$tmp/settings" ] ||
+		fail "BENCH_MATRIX_SETTINGS: class size a b, ';' between"
+	COUNT=$(wc -l <"$tmp/settings")
+	SEED="given"
+fi
 say "seed=$SEED settings=$COUNT secs=$SECS fixed=$(echo $FIXED | tr ' ' ,)"
 
 nfiles() {
@@ -152,6 +169,24 @@ waitdev() {
 	[ -b "$1" ] || fail "no $1"
 }
 
+TR=/sys/kernel/tracing
+# trace_on, trace_off: the default run's controller events, if asked for
+trace_on() {
+	[ "${BENCH_MATRIX_TRACE:-0}" = 1 ] || return 0
+	[ -d $TR/events ] || mount -t tracefs none $TR || fail "mount tracefs"
+	echo 0 >$TR/tracing_on && : >$TR/trace || fail "tracefs"
+	for e in iopa_cycle iopa_limit_change; do
+		echo 1 >$TR/events/iopa/$e/enable || fail "enable $e"
+	done
+	echo 1 >$TR/tracing_on
+}
+trace_off() {
+	[ "${BENCH_MATRIX_TRACE:-0}" = 1 ] || return 0
+	echo 0 >$TR/tracing_on
+	echo 0 >$TR/events/iopa/enable
+	grep -v '^#' $TR/trace | sed 's/^/BENCH-MATRIX-TRACE /'
+}
+
 reload() {
 	if [ -e /dev/iopa ]; then rmmod iopa || fail "rmmod iopa"; fi
 	insmod "$IOPA_KO" || fail "insmod $IOPA_KO"
@@ -190,7 +225,9 @@ run() {
 # limits; prints the setting's line.
 measure() {
 	reload
+	trace_on
 	run adapt:default "$@"
+	trace_off
 	dm=$(cat "$tmp/mbps")
 	: >"$tmp/fixed"
 	for l in $FIXED; do
