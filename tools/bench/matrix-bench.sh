@@ -46,7 +46,7 @@
 #
 # Raw lines for the log: BENCH-MATRIX-RUN (one per run, the tool's
 # summary) and BENCH-CONF (the module's parameters).  With
-# BENCH_MATRIX_TRACE=1, the default run's iopa_cycle and
+# BENCH_MATRIX_TRACE=1, the default run's iopa_cycle, iopa_group_cycle and
 # iopa_limit_change trace events too, as BENCH-MATRIX-TRACE lines (how
 # the controller got where it did).
 set -u
@@ -175,7 +175,7 @@ trace_on() {
 	[ "${BENCH_MATRIX_TRACE:-0}" = 1 ] || return 0
 	[ -d $TR/events ] || mount -t tracefs none $TR || fail "mount tracefs"
 	echo 0 >$TR/tracing_on && : >$TR/trace || fail "tracefs"
-	for e in iopa_cycle iopa_limit_change; do
+	for e in iopa_cycle iopa_group_cycle iopa_limit_change; do
 		echo 1 >$TR/events/iopa/$e/enable || fail "enable $e"
 	done
 	echo 1 >$TR/tracing_on
