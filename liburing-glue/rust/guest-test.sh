@@ -47,5 +47,6 @@ rmmod iopa || rc=1
 exit \$rc
 EOS
 ko=$("$TOP/tools/guest/build-module.sh" 6.12)
-exec "$TOP/tools/guest/run-guest.sh" --series 6.12 --ko "$ko" --timeout 600 \
+# not exec: the EXIT trap removes the script
+"$TOP/tools/guest/run-guest.sh" --series 6.12 --ko "$ko" --timeout 600 \
 	"$@" "$script" "$guest_bin"

@@ -69,7 +69,8 @@ trap 'rm -f "$script"' EXIT
 	cat "$TOP/liburing-glue/tests/guest.sh"
 } >"$script"
 
-exec "$TOP/tools/guest/run-guest.sh" --series "$SERIES" --ko "$ko" \
+# not exec: the EXIT trap removes the script
+"$TOP/tools/guest/run-guest.sh" --series "$SERIES" --ko "$ko" \
 	--mem 1024 --timeout "$TIMEOUT" \
 	--log "${LOG:-$TOP/build/guest/libiopa-guest-$SERIES.log}" \
 	${RESULT:+--result "$RESULT"} "$script" "${files[@]}"

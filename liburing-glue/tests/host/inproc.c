@@ -810,6 +810,9 @@ TEST_F(inproc, knee_cache_starts_there)
 	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
 	self->tb.gate = 0;
 	pthread_cond_broadcast(&self->tb.cond);
+	/* closed first: a pool writes its knee to the cache at close */
+	EXPECT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
 	unlink(path);
 	EXPECT_EQ(6u, info.limit);
 }
@@ -842,6 +845,8 @@ TEST_F(inproc, knee_cache_other_format_ignored)
 	ASSERT_EQ(0, start(self));
 	ASSERT_EQ(0, submit_range(self, 1, 2, 0));
 	ASSERT_EQ(0, iopa_pool_get_info(self->pool, &info));
+	EXPECT_EQ(0, iopa_pool_close(self->pool));
+	self->pool = NULL;
 	unlink(path);
 	EXPECT_EQ(cold, info.limit);
 }
