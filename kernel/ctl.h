@@ -275,8 +275,9 @@ struct iopa_ctl_sample {
  *	doublings that paid)
  * @br_wide: bracket: the first doubling did not pay: probes down may
  *	halve the base (else a quarter at most) until STEADY
- * @br_unsure: bracket: the last probe was judged within the noise
- *	(FLAT, settled by the point estimate): STEADY re-probes after
+ * @br_unsure: bracket: the move to the base was judged within the noise
+ *	(FLAT, settled by the point estimate), and no probe since judged
+ *	clearly on the side it came from: STEADY re-probes after
  *	IOPA_CTL_BR_REPROBE_CYCLES samples, not after @reprobe_ms
  * @br_steady_n: bracket: samples taken in STEADY since the last probe
  * @br_foreign: bracket: others' share of the device, as last settled:
