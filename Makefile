@@ -453,9 +453,10 @@ bench-quick:
 # The device matrix (issue 25): tools/bench/matrix-bench.sh in one guest
 # with a 512 MB virtio disk; prints a "bench matrix dev=..." line per
 # setting and a "bench matrix seed=..." summary (its header has the time
-# budget).  BENCH_MATRIX_SEED, _COUNT, _SECS, _FIXED, _SETTINGS (given
-# settings instead of a draw) and _TRACE (the default run's controller
-# events in the log) go to the guest.
+# budget).  BENCH_MATRIX_SEED, _COUNT, _SECS, _FIXED, _ROUNDS (rounds
+# of the default and the best fixed limit), _SETTINGS (given settings
+# instead of a draw) and _TRACE (the default run's controller events in
+# the log) go to the guest.
 bench-matrix:
 	$(GUEST)/deps.sh build guest bench
 	$(MAKE) -C $(TOP)/tools/bench

@@ -27,28 +27,41 @@
 # Per setting: the module reloaded (no device seen, nothing learnt, its
 # default settings), one run of adapt:default (no SET_LIMIT, no
 # SET_ADAPT: what a user who tunes nothing gets), then one run at each
-# fixed limit of BENCH_MATRIX_FIXED ("1 2 4 8 16 32 64"), each
-# BENCH_MATRIX_SECS (10) long, the page cache dropped before each run
-# and each file's pages after its job (iopa-bench-files -r -d: every
-# pass reads the device).  Prints
+# fixed limit of BENCH_MATRIX_FIXED ("1 2 4 8 16 32 64"); then
+# BENCH_MATRIX_ROUNDS - 1 (1) more rounds of the best of those fixed
+# limits and of adapt:default from a reloaded module.  Each run is
+# BENCH_MATRIX_SECS (10) long, the page cache dropped before it and each
+# file's pages after its job (iopa-bench-files -r -d: every pass reads
+# the device).  Prints
 #
 #   bench matrix dev=D params=P best_fixed=N default_pct_of_best=F
-#         default_mbps=A best_mbps=B edge=0|1
+#         default_mbps=A best_mbps=B edge=0|1 rounds=R range=LO..HI
+#         sweep_pct=S
 #
-# (edge=1: the best fixed limit is the largest one tried, so the true
-# best may lie beyond it) and, last,
+# where A and B are the medians over the rounds of the default's runs
+# and of the best fixed limit's (the sweep's run among them), F = 100 *
+# A / B, LO..HI the range of that ratio round by round, and S the first
+# round's alone: the default's one run against the best of the sweep's.
+# S leans against the default: of several fixed limits that read alike
+# (a plateau), the best is the one whose run was luckiest (null_blk's
+# 1 MB sets at 0.6 and 0.9 ms, two runs of each: fixed 4 read 257-264
+# MB/s, 8 251-271, 16 250-259); the rounds after measure that limit
+# again, unpicked.  edge=1: the best fixed limit is
+# the largest one tried, so the true best may lie beyond it.  Last:
 #
-#   bench matrix seed=S settings=N secs=T median_pct=F min_pct=F max_pct=F
+#   bench matrix seed=S settings=N secs=T rounds=R median_pct=F
+#         min_pct=F max_pct=F sweep_median_pct=F sweep_min_pct=F
 #
-# Time: a run costs its length plus ~1.5 s; 8 runs a setting, ~92 s;
-# device set-up ~10-20 s a setting (the null_blk and virtio file sets
-# are written once, at full speed, and reused); 12 settings ~22 min.
+# Time: a run costs its length plus ~1.5 s; 10 runs a setting (two
+# rounds), ~115 s; device set-up ~10-20 s a setting (the null_blk and
+# virtio file sets are written once, at full speed, and reused); 12
+# settings ~25 min.
 #
 # Raw lines for the log: BENCH-MATRIX-RUN (one per run, the tool's
 # summary) and BENCH-CONF (the module's parameters).  With
-# BENCH_MATRIX_TRACE=1, the default run's iopa_cycle, iopa_group_cycle and
-# iopa_limit_change trace events too, as BENCH-MATRIX-TRACE lines (how
-# the controller got where it did).
+# BENCH_MATRIX_TRACE=1, the first default run's iopa_cycle,
+# iopa_group_cycle and iopa_limit_change trace events too, as
+# BENCH-MATRIX-TRACE lines (how the controller got where it did).
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,6 +77,7 @@ COUNT=${BENCH_MATRIX_COUNT:-12}
 SECS=${BENCH_MATRIX_SECS:-10}
 FIXED=${BENCH_MATRIX_FIXED:-"1 2 4 8 16 32 64"}
 SEED=${BENCH_MATRIX_SEED:-}
+ROUNDS=${BENCH_MATRIX_ROUNDS:-2}
 WORKERS=${BENCH_WORKERS:-64}
 OUTSTANDING=${BENCH_OUTSTANDING:-256}
 CFG=/sys/kernel/config
@@ -83,6 +97,9 @@ fail() {
 case "$SEED" in
 '') SEED=$(od -An -N3 -tu4 /dev/urandom | tr -d ' ') ;;
 *[!0-9]*) fail "BENCH_MATRIX_SEED must be a number, not $SEED" ;;
+esac
+case "$ROUNDS" in
+'' | *[!0-9]* | 0) fail "BENCH_MATRIX_ROUNDS must be 1 or more, not $ROUNDS" ;;
 esac
 
 tmp=$(mktemp -d /tmp/matrix.XXXXXX) || fail "mktemp"
@@ -129,7 +146,7 @@ if [ -n "${BENCH_MATRIX_SETTINGS:-}" ]; then
 	COUNT=$(wc -l <"$tmp/settings")
 	SEED="given"
 fi
-say "seed=$SEED settings=$COUNT secs=$SECS fixed=$(echo $FIXED | tr ' ' ,)"
+say "seed=$SEED settings=$COUNT secs=$SECS rounds=$ROUNDS fixed=$(echo $FIXED | tr ' ' ,)"
 
 # Files per set.  Runs walk their set again and again (-r), so a set must
 # be several times the most jobs in flight (64 workers): with 100 files
@@ -228,27 +245,54 @@ run() {
 	[ -s "$tmp/mbps" ] || fail "no mbps in: $line"
 }
 # measure SET [CGROUP]: the default from a fresh module, then the fixed
-# limits; prints the setting's line.
+# limits; then, ROUNDS - 1 times, the best of them and the default (a
+# fresh module) again; prints the setting's line.
 measure() {
 	reload
 	trace_on
 	run adapt:default "$@"
 	trace_off
-	dm=$(cat "$tmp/mbps")
+	echo "1 $(cat "$tmp/mbps")" >"$tmp/adapt"
 	: >"$tmp/fixed"
 	for l in $FIXED; do
 		run "fixed:$l" "$@"
 		echo "$l $(cat "$tmp/mbps")" >>"$tmp/fixed"
 	done
-	awk -v dm="$dm" -v dev="$dev" -v p="$p" -v last="${FIXED##* }" '
-		BEGIN { bm = -1 }
-		$2 + 0 > bm { bm = $2 + 0; b = $1 }
+	best=$(awk 'BEGIN { bm = -1 } $2 + 0 > bm { bm = $2 + 0; b = $1 }
+		END { print b }' "$tmp/fixed")
+	awk -v b="$best" '$1 == b { print 1, $2 }' "$tmp/fixed" >"$tmp/best"
+	r=2
+	while [ "$r" -le "$ROUNDS" ]; do
+		run "fixed:$best" "$@"
+		echo "$r $(cat "$tmp/mbps")" >>"$tmp/best"
+		reload
+		run adapt:default "$@"
+		echo "$r $(cat "$tmp/mbps")" >>"$tmp/adapt"
+		r=$((r + 1))
+	done
+	awk -v dev="$dev" -v p="$p" -v b="$best" -v edge="$([ "$best" = "${FIXED##* }" ] && echo 1 || echo 0)" '
+		function med(v, n,  i, j, x) {	# v[1..n], sorted in place
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+					x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+				}
+			return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		}
+		FILENAME ~ /adapt$/ { a[$1] = $2 + 0; va[++na] = $2 + 0 }
+		FILENAME ~ /best$/ { f[$1] = $2 + 0; vf[++nf] = $2 + 0 }
 		END {
+			dm = med(va, na); bm = med(vf, nf)
+			lo = 1e9; hi = 0
+			for (r in a) {
+				q = f[r] > 0 ? 100 * a[r] / f[r] : 0
+				if (q < lo) lo = q
+				if (q > hi) hi = q
+			}
 			pct = (bm > 0) ? 100 * dm / bm : 0
-			edge = (b == last)
-			printf "bench matrix dev=%s params=%s best_fixed=%d default_pct_of_best=%.1f default_mbps=%.2f best_mbps=%.2f edge=%d\n",
-				dev, p, b, pct, dm, bm, edge
-		}' "$tmp/fixed" >"$tmp/line" || fail "awk"
+			sw = (f[1] > 0) ? 100 * a[1] / f[1] : 0
+			printf "bench matrix dev=%s params=%s best_fixed=%d default_pct_of_best=%.1f default_mbps=%.2f best_mbps=%.2f edge=%d rounds=%d range=%.1f..%.1f sweep_pct=%.1f\n",
+				dev, p, b, pct, dm, bm, edge, na, lo, hi, sw
+		}' "$tmp/adapt" "$tmp/best" >"$tmp/line" || fail "awk"
 	cat "$tmp/line"
 	cat "$tmp/line" >>"$tmp/lines"
 }
@@ -324,13 +368,18 @@ done <"$tmp/settings"
 [ $vd_up = 0 ] || umount $MNT
 [ $cg_up = 0 ] || rmdir $CG/iopamx
 
-awk -v seed="$SEED" -v secs="$SECS" '
-	{ for (i = 1; i <= NF; i++) if ($i ~ /^default_pct_of_best=/) print substr($i, 21) }' \
-	"$tmp/lines" | sort -n | awk -v seed="$SEED" -v secs="$SECS" '
-	{ v[NR] = $1 }
-	END {
-		med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "bench matrix seed=%s settings=%d secs=%d median_pct=%.1f min_pct=%.1f max_pct=%.1f\n",
-			seed, NR, secs, med, v[1], v[NR]
-	}'
+# median and lowest of a field of the settings' lines
+pcts() {
+	awk -v k="$1=" '{ for (i = 1; i <= NF; i++)
+		if (index($i, k) == 1) print substr($i, length(k) + 1) }' \
+		"$tmp/lines" | sort -n | awk '
+		{ v[NR] = $1 }
+		END {
+			med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%d %.1f %.1f %.1f", NR, med, v[1], v[NR]
+		}'
+}
+set -- $(pcts default_pct_of_best) $(pcts sweep_pct)
+echo "bench matrix seed=$SEED settings=$1 secs=$SECS rounds=$ROUNDS" \
+     "median_pct=$2 min_pct=$3 max_pct=$4 sweep_median_pct=$6 sweep_min_pct=$7"
 rm -rf "$tmp"
