@@ -330,8 +330,9 @@ check:
 # The demo runs in the 6.12 guest, so its module is built for that kernel
 # (build/kbuild/6.12), whatever KDIR is.  It runs at the module's default
 # settings and prints the adaptive runs' MB/s as a percentage of the best
-# fixed run's, runs of equal length interleaved in 3 rounds, the median
-# ("demo: adaptive pct_of_best_fixed=F rounds=3 (range ...)"); DEMO_* variables
+# fixed limit's, runs of equal length interleaved in 3 rounds, the median
+# ("demo: adaptive pct_of_best_fixed=F rounds=3 (range ...) best_fixed=N
+# round_best_pct=M", M against each round's best run); DEMO_* variables
 # are not passed to the guest (edit demo.sh's defaults to change it).
 demo:
 	@if [ ! -f $(TOP)/tools/iopa-demo/demo.sh ]; then \
