@@ -331,15 +331,23 @@ struct iopa_ctl_sample {
  *	(iopa_ctl_br_walk_on(): IOPA_CTL_BR_WALK_*)
  * @br_leapt: bracket: the limit of a rotational start's leap (from 2)
  *	that neither paid nor lost (0: none); a walk goes on past it
+ * @br_walk_dbl: bracket: throughput measured at the walk's doubling, the
+ *	move that did not pay before it (0: none, or the walk resumed
+ *	once already; iopa_ctl_br_walk_hold())
+ * @br_walk_dbl_var: bracket: relative variance of @br_walk_dbl, in ppm
  * @br_far: bracket: the limit of the best trial of FAST's walk that
- *	tied, kept to be judged against its base measured afresh (0: none;
- *	iopa_ctl_br_far_keep(), iopa_ctl_br_far_judge())
+ *	tied, kept to be judged against its base measured afresh, or of one
+ *	held (@br_far_walk) (0: none; iopa_ctl_br_far_keep(),
+ *	iopa_ctl_br_far_judge())
  * @br_far_at: bracket: that base
  * @br_far_n: bracket: the samples @br_far_tput is the mean of
  * @br_far_var: bracket: relative variance of @br_far_tput, in ppm
  * @br_far_tput: bracket: throughput measured at @br_far
  * @br_far_retry: bracket: the probe under way tries @br_far again
  *	(iopa_ctl_br_far_retry_judge())
+ * @br_far_walk: bracket: @br_far is a walk's trial held, not kept: the
+ *	walk resumes past it if the base measured afresh does not read
+ *	above it (iopa_ctl_br_walk_hold(), iopa_ctl_br_walk_resume())
  */
 struct iopa_ctl {
 	u64 hist[IOPA_CTL_HIST_MAX];
@@ -401,12 +409,15 @@ struct iopa_ctl {
 	u8 br_leap;
 	u8 br_walk;
 	u32 br_leapt;
+	u64 br_walk_dbl;
+	u32 br_walk_dbl_var;
 	u32 br_far;
 	u32 br_far_at;
 	u32 br_far_var;
 	u64 br_far_tput;
 	u8 br_far_n;
 	u8 br_far_retry;
+	u8 br_far_walk;
 	u32 br_done;
 	u64 br_svc;
 	u64 br_ref_svc;
