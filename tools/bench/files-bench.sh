@@ -87,7 +87,10 @@
 #            ms_to_90pct=N rounds=R range=LO..HI": from the first job
 #            (its SUBMIT; first_job_ms of the run's line) until the
 #            throughput over the last second first reached 90% of the best
-#            fixed limit's mean (-1: never).  After each adaptive run,
+#            fixed limit's mean (-1: never), and "fixed_ms_to_90pct=M
+#            fixed=N": the same count for that limit's runs (a second's
+#            window and 100 ms samples put it at 900 to 1000 ms for a
+#            limit right from the first job).  After each adaptive run,
 #            "BENCH-KNEES kind=shortS run=R state=cold|warm <knees>": the
 #            module's knees file, lines joined by ';' (what the warm run
 #            starts from)
@@ -918,7 +921,13 @@ if has short; then
 			done
 			for l in $SHORT_FIXED; do
 				run "$SIZE" "short$secs" "$r" "fixed:$l" fifo "$secs" \
-					$COMMON "$DIR/set-$SIZE" | grep -v "^BENCH-TS"
+					$COMMON "$DIR/set-$SIZE" >"$tmp/out"
+				grep -v "^BENCH-TS" "$tmp/out"
+				# the fixed runs' series too: converge's floor
+				grep "^BENCH-TS" "$tmp/out" | \
+					sed "s/^BENCH-TS [^ ]* /$r /" >>"$tmp/cold$secs.$l"
+				sed -n "s/^BENCH-RUN .* first_job_ms=\([-0-9]*\) .*/$r \1/p" \
+					"$tmp/out" >>"$tmp/first$secs.$l"
 			done
 			RIDKIND=
 			r=$((r + 1))
@@ -931,31 +940,43 @@ if has short; then
 			am=$(median <"$tmp/a")
 			echo "bench short device=$KIND secs=$secs state=$st default_pct_of_best=$(awk -v a="$am" -v b="$bm" 'BEGIN { printf "%.1f", 100 * a / b }') best_fixed=$best rounds=$SHORT_ROUNDS range=$(paste "$tmp/a" "$tmp/b" | awk '{ p = 100 * $1 / $2; if (NR == 1 || p < lo) lo = p; if (NR == 1 || p > hi) hi = p } END { printf "%.1f..%.1f", lo, hi }')"
 		done
-		last=$secs bestm=$bm
+		last=$secs bestm=$bm bestl=$best
 	done
 	# From the cold runs of the longest S: the first sample whose last
 	# second read 90% of the best fixed limit's mean MB/s, less the time
 	# of the run's first job (the tool's walk of a cold directory and
 	# its first batch's opens come before: 0.5 s on the SSD model).
-	awk -v want="$bestm" '
-		FILENAME == ARGV[1] { first[$1] = $2; next }
-		{ r = $1; t[r, ++n[r]] = $2; b[r, n[r]] = $3 }
-		END {
-			for (r in n) {
-				hit = -1
-				for (i = 1; i <= n[r] && hit < 0; i++)
-					for (j = i - 1; j >= 1; j--)
-						if (t[r, i] - t[r, j] >= 1000) {
-							mbps = (b[r, i] - b[r, j]) / 1e6 * 1000 / (t[r, i] - t[r, j])
-							if (mbps >= 0.9 * want) hit = t[r, i]
-							break
-						}
-				if (hit >= 0 && first[r] > 0)
-					hit -= first[r]
-				print hit
-			}
-		}' "$tmp/first$last" "$tmp/cold$last" | sort -n >"$tmp/conv"
-	echo "bench converge device=$KIND ms_to_90pct=$(awk '''$1 < 0 { $1 = 1e9 } { print }''' "$tmp/conv" | median | awk '''{ print ($1 >= 5e8) ? -1 : int($1 + 0.5) }''') rounds=$SHORT_ROUNDS range=$(head -1 "$tmp/conv")..$(tail -1 "$tmp/conv")"
+	# The same of the best fixed limit's runs is the floor the count
+	# puts under a limit right from the first job: a second's window
+	# and 100 ms samples (900 to 1000 ms).
+	converge() {	# FIRST-FILE SERIES-FILE: one count a run, sorted
+		awk -v want="$bestm" '
+			FILENAME == ARGV[1] { first[$1] = $2; next }
+			{ r = $1; t[r, ++n[r]] = $2; b[r, n[r]] = $3 }
+			END {
+				for (r in n) {
+					hit = -1
+					for (i = 1; i <= n[r] && hit < 0; i++)
+						for (j = i - 1; j >= 1; j--)
+							if (t[r, i] - t[r, j] >= 1000) {
+								mbps = (b[r, i] - b[r, j]) / 1e6 * 1000 / (t[r, i] - t[r, j])
+								if (mbps >= 0.9 * want) hit = t[r, i]
+								break
+							}
+					if (hit >= 0 && first[r] > 0)
+						hit -= first[r]
+					print hit
+				}
+			}' "$1" "$2" | sort -n
+	}
+	# the median of those counts, -1 (never) counted as the longest
+	conv_median() {
+		awk '''$1 < 0 { $1 = 1e9 } { print }''' "$1" | median |
+			awk '''{ print ($1 >= 5e8) ? -1 : int($1 + 0.5) }'''
+	}
+	converge "$tmp/first$last" "$tmp/cold$last" >"$tmp/conv"
+	converge "$tmp/first$last.$bestl" "$tmp/cold$last.$bestl" >"$tmp/fconv"
+	echo "bench converge device=$KIND ms_to_90pct=$(conv_median "$tmp/conv") rounds=$SHORT_ROUNDS range=$(head -1 "$tmp/conv")..$(tail -1 "$tmp/conv") fixed_ms_to_90pct=$(conv_median "$tmp/fconv") fixed=$bestl"
 fi
 
 # --- several processes on one device -----------------------------------------
