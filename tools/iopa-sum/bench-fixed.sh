@@ -41,7 +41,7 @@ D=$(cd "$(dirname "$0")" && pwd)
 # Eleven: a run of a quarter second on the host's disk moves by 10-20%
 # from one round to the next, every limit from 2 up reads the big files
 # within that, and the lowest of seven medians of five was the luckiest
-# limit's by 5-10 points (six runs of five rounds at abf7bfb: cold small
+# limit's by 5-10 points (seven runs of five rounds at abf7bfb: cold small
 # files 81.4 to 105.4%); and eleven adaptive runs in a row show where a
 # user's repeated runs take the knee cache.
 ROUNDS=${1:-11}
